@@ -1,0 +1,22 @@
+// Command kube-scheduler is the upstream kube-scheduler, built from the pinned
+// k8s.io/kubernetes module, with schedgate's out-of-tree plugins registered.
+package main
+
+import (
+	"os"
+
+	"k8s.io/component-base/cli"
+	_ "k8s.io/component-base/logs/json/register"
+	_ "k8s.io/component-base/metrics/prometheus/clientgo"
+	_ "k8s.io/component-base/metrics/prometheus/version"
+	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+)
+
+// plugins lists the out-of-tree plugins compiled into this scheduler. Each
+// entry becomes available to any profile; none is enabled by default.
+var plugins []app.Option
+
+func main() {
+	command := app.NewSchedulerCommand(plugins...)
+	os.Exit(cli.Run(command))
+}

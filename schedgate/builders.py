@@ -1,0 +1,178 @@
+"""Pod builders that read like a sentence, and live handles to created pods.
+
+    pod = make_pod("infer").gpus(1).scheduler("gpu-packing-scheduler") \\
+        .require_label(HIGH_SPEED_NET, "true")
+    pod = pod.create(ns)          # a live handle: .refresh(), .node_name, .delete()
+
+Every builder method returns a new builder; nothing is shared or mutated.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Callable
+
+from schedgate.definitions import GPU
+from schedgate.waits import describe_pod, pod_condition
+
+if TYPE_CHECKING:
+    from schedgate.cluster import Namespace
+
+HIGH_SPEED_NET = "infra.example.com/high-speed-network"
+MANAGED_BY = "app.kubernetes.io/managed-by"
+
+
+@dataclass(frozen=True)
+class PodBuilder:
+    name: str
+    scheduler_name: str = "default-scheduler"
+    requests: tuple[tuple[str, str], ...] = (("cpu", "100m"), ("memory", "128Mi"))
+    required_terms: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    tolerations: tuple[tuple[str, str, str, str], ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
+    node_name: str | None = None
+    priority_class: str | None = None
+
+    def scheduler(self, name: str) -> "PodBuilder":
+        return replace(self, scheduler_name=name)
+
+    def request(self, resource: str, quantity: str | int) -> "PodBuilder":
+        kept = tuple((r, q) for r, q in self.requests if r != resource)
+        return replace(self, requests=kept + ((resource, str(quantity)),))
+
+    def gpus(self, n: int) -> "PodBuilder":
+        return self.request(GPU, n)
+
+    def cpu(self, quantity: str | int) -> "PodBuilder":
+        return self.request("cpu", quantity)
+
+    def memory(self, quantity: str) -> "PodBuilder":
+        return self.request("memory", quantity)
+
+    def require_label(self, key: str, *values: str) -> "PodBuilder":
+        """Required node affinity: ``key In values`` (all such terms must hold)."""
+        if not values:
+            raise ValueError("require_label() needs at least one value")
+        return replace(self, required_terms=self.required_terms + ((key, "In", tuple(values)),))
+
+    def forbid_label(self, key: str) -> "PodBuilder":
+        """Required node affinity: ``key DoesNotExist``."""
+        return replace(self, required_terms=self.required_terms + ((key, "DoesNotExist", ()),))
+
+    def tolerate(self, key: str, value: str = "", effect: str = "NoSchedule") -> "PodBuilder":
+        op = "Equal" if value else "Exists"
+        return replace(self, tolerations=self.tolerations + ((key, op, value, effect),))
+
+    def label(self, key: str, value: str) -> "PodBuilder":
+        return replace(self, labels=self.labels + ((key, value),))
+
+    def on_node(self, node: str) -> "PodBuilder":
+        """Pre-bound: ``spec.nodeName`` set at creation, so no scheduler takes part."""
+        return replace(self, node_name=node)
+
+    def named(self, name: str) -> "PodBuilder":
+        return replace(self, name=name)
+
+    def obj(self, image: str = "schedgate.invalid/placeholder:0") -> dict[str, Any]:
+        """The Pod manifest, as a fresh dict."""
+        resources = {"requests": dict(self.requests), "limits": {r: q for r, q in self.requests if r == GPU}}
+        spec: dict[str, Any] = {
+            "schedulerName": self.scheduler_name,
+            "automountServiceAccountToken": False,
+            "terminationGracePeriodSeconds": 0,
+            "containers": [{"name": "main", "image": image, "resources": resources}],
+        }
+        if self.required_terms:
+            exprs = [{"key": k, "operator": op, **({"values": list(v)} if v else {})}
+                     for k, op, v in self.required_terms]
+            spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": exprs}]}}}
+        if self.tolerations:
+            spec["tolerations"] = [{"key": k, "operator": op, **({"value": v} if v else {}), "effect": e}
+                                   for k, op, v, e in self.tolerations]
+        if self.node_name:
+            spec["nodeName"] = self.node_name
+        if self.priority_class:
+            spec["priorityClassName"] = self.priority_class
+        labels = {MANAGED_BY: "schedgate", **dict(self.labels)}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": self.name, "labels": labels}, "spec": spec}
+
+    def create(self, ns: "Namespace") -> "Pod":
+        return ns.create_pod(self)
+
+
+def make_pod(name: str) -> PodBuilder:
+    """A pod named ``name`` with small cpu/memory requests, for the default scheduler."""
+    return PodBuilder(name=name)
+
+
+@dataclass
+class Pod:
+    """A live handle to a pod in a test namespace."""
+
+    ns: "Namespace"
+    name: str
+    builder: PodBuilder
+    created_at: float = field(default_factory=time.monotonic)
+    raw: dict[str, Any] | None = None
+    bound_seen_at: float | None = None
+
+    def __repr__(self) -> str:
+        return f"Pod({self.ns.name}/{self.name})"
+
+    # -- reading -----------------------------------------------------------
+    def describe(self) -> str:
+        return f"pod {self.ns.name}/{self.name}"
+
+    def read_raw(self) -> dict[str, Any] | None:
+        return self.ns.cluster.read_pod(self.ns.name, self.name)
+
+    def list_call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+        return (self.ns.cluster.core.list_namespaced_pod, (self.ns.name,),
+                {"field_selector": f"metadata.name={self.name}"})
+
+    def check_health(self) -> None:
+        self.ns.cluster.check_health()
+
+    def observed(self, obj: dict[str, Any] | None) -> None:
+        self.raw = copy.deepcopy(obj)
+        if obj and (obj.get("spec") or {}).get("nodeName") and self.bound_seen_at is None:
+            self.bound_seen_at = time.monotonic()
+
+    def refresh(self) -> "Pod":
+        self.observed(self.read_raw())
+        return self
+
+    @property
+    def node_name(self) -> str | None:
+        return ((self.raw or {}).get("spec") or {}).get("nodeName")
+
+    @property
+    def uid(self) -> str:
+        return ((self.raw or {}).get("metadata") or {}).get("uid", "")
+
+    def condition(self, ctype: str = "PodScheduled") -> dict[str, Any] | None:
+        return pod_condition(self.raw or {}, ctype)
+
+    def state(self) -> str:
+        return describe_pod(self.raw)
+
+    def scheduled_condition_time(self) -> str | None:
+        c = self.condition()
+        return c.get("lastTransitionTime") if c and c.get("status") == "True" else None
+
+    # -- acting ------------------------------------------------------------
+    def delete(self) -> None:
+        """Delete at once (grace period 0): API-only nodes have no kubelet to confirm."""
+        self.ns.cluster.delete_pod(self.ns.name, self.name)
+
+    def recreate(self, scheduler: str | None = None) -> "Pod":
+        """Delete this pod and create it again (optionally for another scheduler)."""
+        from schedgate.waits import gone, wait_for
+
+        self.delete()
+        wait_for(self, gone())
+        b = self.builder if scheduler is None else self.builder.scheduler(scheduler)
+        return b.create(self.ns)

@@ -1,0 +1,399 @@
+"""A running cluster as scenarios see it, whichever provider started it.
+
+Scenario code talks to :class:`Cluster` and :class:`Namespace` only: node
+pools by name, node operations, schedulers by profile, namespaces per test.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+import warnings
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+
+from kubernetes import client as k8s
+from kubernetes.client.exceptions import ApiException
+
+from schedgate.definitions import GPU, ClusterDefinition, NodeSpec, Taint
+from schedgate.errors import ComponentError
+from schedgate.procs import Proc
+from schedgate.waits import MATCH, Check, WaitTimeout, WrongOutcome, pending, scheduled_on, wait_for, wait_for_items
+
+if TYPE_CHECKING:
+    from schedgate.builders import Pod, PodBuilder
+    from schedgate.events import EventLog
+    from schedgate.scheduler import SchedulerProcess
+
+SYNC_NODE = "schedgate-sync"
+SYNC_KEY = "schedgate.io/sync"
+SYSTEM_NAMESPACE = "schedgate-system"
+_CORDONED = "node.kubernetes.io/unschedulable"
+_MERGE = "application/merge-patch+json"
+# Taints the API server adds to a new node until a node-lifecycle controller clears them.
+_ADMISSION_TAINTS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+
+
+class ComponentDied(AssertionError):
+    """A component of the system under test exited while a test was running."""
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Cluster:
+    """A started cluster: API access, node pools, schedulers by profile."""
+
+    provider: str
+    definition: ClusterDefinition
+    kubeconfig: Path
+    api: k8s.ApiClient
+    kubernetes_version: str
+    schedulers: Mapping[str, "SchedulerProcess"]
+    components: Callable[[], list[Proc]]
+    api_only_nodes: bool = True
+    pod_image: str = "schedgate.invalid/placeholder:0"
+    timings: dict[str, float] = field(default_factory=dict)
+    _touched: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
+    _sync_count: int = 0
+
+    def __repr__(self) -> str:
+        return f"Cluster({self.provider}, {self.definition.name}, {len(self.node_names)} nodes)"
+
+    def __post_init__(self) -> None:
+        self.core = k8s.CoreV1Api(self.api)
+        self.events_api = k8s.EventsV1Api(self.api)
+
+    # -- topology ----------------------------------------------------------
+    def pool(self, name: str) -> list[str]:
+        """Node names of a pool in the definition (e.g. ``cluster.pool("gpu-net")``)."""
+        return self.definition.pool(name).node_names()
+
+    def nodes_except(self, *pools: str) -> list[str]:
+        return [n.name for n in self.definition.nodes() if n.pool not in pools]
+
+    @property
+    def node_names(self) -> list[str]:
+        return [n.name for n in self.definition.nodes()]
+
+    def node_count(self) -> int:
+        """Nodes the scheduler sees: the definition's plus the sync node."""
+        return len(self.node_names) + 1
+
+    def scheduler(self, profile: str) -> "SchedulerProcess":
+        try:
+            return self.schedulers[profile]
+        except KeyError:
+            raise KeyError(f"no running scheduler serves profile {profile!r} "
+                           f"(running: {sorted(self.schedulers)})") from None
+
+    # -- health ------------------------------------------------------------
+    def died(self) -> list[str]:
+        out = []
+        for p in self.components():
+            if not p.alive() and not p.expected_exit:
+                out.append(f"{p.name} exited with code {p.returncode}; log tail: "
+                           f"{' | '.join(p.log_tail(3))} (log: {p.log})")
+        return out
+
+    def check_health(self) -> None:
+        dead = self.died()
+        if dead:
+            raise ComponentDied("component died during the test: " + "; ".join(dead))
+
+    def revive(self) -> list[str]:
+        """Restart schedulers that died (a test may kill one on purpose); returns their names."""
+        revived = []
+        for s in {id(s): s for s in self.schedulers.values()}.values():
+            if s.proc is not None and not s.proc.alive():
+                s.start()
+                revived.append(s.name)
+        return revived
+
+    # -- pods --------------------------------------------------------------
+    def read_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        try:
+            resp = self.core.read_namespaced_pod(name, namespace, _preload_content=False)
+        except ApiException as e:
+            if e.status == 404:
+                return None
+            raise
+        return json.loads(resp.data)
+
+    def delete_pod(self, namespace: str, name: str) -> None:
+        try:
+            self.core.delete_namespaced_pod(name, namespace, grace_period_seconds=0)
+        except ApiException as e:
+            if e.status != 404:
+                raise
+
+    def gpus_in_use(self, node: str) -> int:
+        pods = self.core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={node}").items
+        used = 0
+        for p in pods:
+            if p.status and p.status.phase in ("Succeeded", "Failed"):
+                continue
+            for c in p.spec.containers:
+                req = (c.resources.requests or {}) if c.resources else {}
+                used += int(req.get(GPU, "0"))
+        return used
+
+    def gpus_allocatable(self, node: str) -> int:
+        n = self.core.read_node(node)
+        return int((n.status.allocatable or {}).get(GPU, "0"))
+
+    def whole_free_nodes(self, nodes: Iterable[str], size: int = 8) -> list[str]:
+        """Nodes with ``size`` allocatable GPUs and none in use."""
+        return [n for n in nodes if self.gpus_allocatable(n) == size and self.gpus_in_use(n) == 0]
+
+    # -- nodes -------------------------------------------------------------
+    def _node(self, name: str) -> dict[str, Any] | None:
+        try:
+            return json.loads(self.core.read_node(name, _preload_content=False).data)
+        except ApiException as e:
+            if e.status == 404:
+                return None
+            raise
+
+    def _touch(self, node: str, what: str, key: str) -> None:
+        self._touched.setdefault(node, set()).add((what, key))
+
+    def label(self, node: str, key: str, value: str) -> None:
+        self._touch(node, "label", key)
+        self.core.patch_node(node, {"metadata": {"labels": {key: value}}}, _content_type=_MERGE)
+
+    def unlabel(self, node: str, key: str) -> None:
+        self._touch(node, "label", key)
+        self.core.patch_node(node, {"metadata": {"labels": {key: None}}}, _content_type=_MERGE)
+
+    def taint(self, node: str, key: str, value: str = "", effect: str = "NoSchedule") -> None:
+        self._touch(node, "taint", key)
+        cur = self._node(node) or {}
+        taints = [t for t in (cur.get("spec") or {}).get("taints") or [] if t.get("key") != key]
+        taints.append(Taint(key, effect, value).to_api())
+        self.core.patch_node(node, {"spec": {"taints": taints}}, _content_type=_MERGE)
+
+    def untaint(self, node: str, key: str) -> None:
+        self._touch(node, "taint", key)
+        cur = self._node(node) or {}
+        taints = [t for t in (cur.get("spec") or {}).get("taints") or [] if t.get("key") != key]
+        self.core.patch_node(node, {"spec": {"taints": taints or None}}, _content_type=_MERGE)
+
+    def set_gpus(self, node: str, count: int) -> None:
+        """Change the node's GPU capacity and allocatable (e.g. a device going offline)."""
+        if count < 0:
+            raise ValueError(f"GPU count must be >= 0, got {count}")
+        self._touch(node, "resource", GPU)
+        body = {"status": {"capacity": {GPU: str(count)}, "allocatable": {GPU: str(count)}}}
+        self.core.patch_node_status(node, body, _content_type=_MERGE)
+
+    def delete_node(self, node: str) -> None:
+        self._touch(node, "node", "deleted")
+        try:
+            self.core.delete_node(node)
+        except ApiException as e:
+            if e.status != 404:
+                raise
+
+    def apply_nodes(self) -> bool:
+        """Bring every node back to its definition; returns whether anything changed."""
+        changed = False
+        for spec in self.definition.nodes():
+            changed |= self._reconcile(spec, self._touched.pop(spec.name, set()))
+        return changed
+
+    def _reconcile(self, spec: NodeSpec, touched: set[tuple[str, str]]) -> bool:
+        cur = self._node(spec.name)
+        changed = False
+        if cur is None:
+            if not self.api_only_nodes:
+                raise ComponentError(f"node {spec.name} is gone and {self.provider} nodes cannot be recreated")
+            body = {"apiVersion": "v1", "kind": "Node",
+                    "metadata": {"name": spec.name, "labels": dict(spec.labels)},
+                    "spec": {"taints": [t.to_api() for t in spec.taints] or None}}
+            cur = json.loads(self.core.create_node(body, _preload_content=False).data)
+            changed = True
+        labels = (cur.get("metadata") or {}).get("labels") or {}
+        label_patch: dict[str, str | None] = {k: v for k, v in spec.labels.items() if labels.get(k) != v}
+        label_patch.update({k: None for what, k in touched if what == "label" and k not in spec.labels})
+        managed_taints = {t.key for t in spec.taints} | {k for what, k in touched if what == "taint"}
+        if self.api_only_nodes:
+            managed_taints |= set(_ADMISSION_TAINTS)
+        cur_taints = (cur.get("spec") or {}).get("taints") or []
+        want_taints = [t for t in cur_taints if t.get("key") not in managed_taints] + \
+            [t.to_api() for t in spec.taints]
+        meta_patch: dict[str, Any] = {}
+        if label_patch:
+            meta_patch["metadata"] = {"labels": label_patch}
+        if _taint_set(cur_taints) != _taint_set(want_taints):
+            meta_patch["spec"] = {"taints": want_taints or None}
+        if (cur.get("spec") or {}).get("unschedulable"):
+            meta_patch.setdefault("spec", {})["unschedulable"] = None
+        if meta_patch:
+            self.core.patch_node(spec.name, meta_patch, _content_type=_MERGE)
+            changed = True
+        status = cur.get("status") or {}
+        managed_res = set(spec.capacity) | {k for what, k in touched if what == "resource"}
+        status_patch: dict[str, Any] = {}
+        for section, want in (("capacity", spec.capacity), ("allocatable", spec.allocatable)):
+            have = status.get(section) or {}
+            diff = {r: want.get(r) for r in managed_res if have.get(r) != want.get(r)}
+            if diff:
+                status_patch[section] = diff
+        if self.api_only_nodes and not _ready(status):
+            now = _now()
+            status_patch["conditions"] = [{"type": "Ready", "status": "True", "reason": "SchedgateNode",
+                                           "message": "API-only node kept Ready by schedgate",
+                                           "lastHeartbeatTime": now, "lastTransitionTime": now}]
+        if status_patch:
+            self.core.patch_node_status(spec.name, {"status": status_patch}, _content_type=_MERGE)
+            changed = True
+        return changed
+
+    # -- scheduler cache barrier --------------------------------------------
+    def sync_schedulers(self, timeout: float = 15.0) -> float:
+        """Wait until every scheduler has seen every node and pod change made so far.
+
+        A node watch delivers events in order, and so does a pod watch. The
+        last write goes to the sync node (a label with a fresh token); a
+        probe pod per scheduler, created after it, can bind only where that
+        token is. Once each probe is bound, each scheduler has processed all
+        earlier node and pod events. The sync node is cordoned so no other pod
+        goes there; it shows in "0/N nodes are available" counts as one node
+        that "were unschedulable", never mixed into taint or affinity counts.
+        """
+        started = time.monotonic()
+        token = uuid.uuid4().hex[:12]
+        self._ensure_sync_node(token)
+        self._sync_count += 1
+        probes: list[tuple[str, "Pod"]] = []
+        from schedgate.builders import make_pod
+
+        ns = self.system_namespace()
+        procs = {id(s): s for s in self.schedulers.values()}.values()
+        for proc in procs:
+            profile = proc.profiles[0]
+            b = (make_pod(f"sync-{self._sync_count}-{proc.name}"[:63].rstrip("-"))
+                 .scheduler(profile).require_label(SYNC_KEY, token).tolerate(_CORDONED)
+                 .request("cpu", "0").request("memory", "0"))
+            probes.append((profile, b.create(ns)))
+        try:
+            for profile, probe in probes:
+                try:
+                    wait_for(probe, scheduled_on([SYNC_NODE]), timeout=timeout)
+                except (WaitTimeout, WrongOutcome) as e:
+                    warnings.warn(f"schedgate: scheduler {profile} did not confirm it is in sync: "
+                                  f"{str(e).splitlines()[0]}", stacklevel=2)
+        finally:
+            for _, probe in probes:
+                probe.delete()
+        return time.monotonic() - started
+
+    def _ensure_sync_node(self, token: str) -> None:
+        labels = {"kubernetes.io/hostname": SYNC_NODE, SYNC_KEY: token}
+        if self._node(SYNC_NODE) is None:
+            self.core.create_node({"apiVersion": "v1", "kind": "Node",
+                                   "metadata": {"name": SYNC_NODE, "labels": labels},
+                                   "spec": {"unschedulable": True}})
+            now = _now()
+            self.core.patch_node_status(SYNC_NODE, {"status": {
+                "capacity": {"cpu": "1", "memory": "1Gi", "pods": "16"},
+                "allocatable": {"cpu": "1", "memory": "1Gi", "pods": "16"},
+                "conditions": [{"type": "Ready", "status": "True", "reason": "SchedgateNode",
+                                "message": "schedgate's scheduler-sync node", "lastHeartbeatTime": now,
+                                "lastTransitionTime": now}]}}, _content_type=_MERGE)
+        # Cordoned, and cleared of the taints new nodes get: only sync probes go here.
+        self.core.patch_node(SYNC_NODE, {"metadata": {"labels": labels},
+                                         "spec": {"unschedulable": True, "taints": None}},
+                             _content_type=_MERGE)
+
+    # -- namespaces ----------------------------------------------------------
+    _system_ns: "Namespace | None" = None
+
+    def system_namespace(self) -> "Namespace":
+        if self._system_ns is None:
+            self._system_ns = Namespace.create(self, SYSTEM_NAMESPACE, exist_ok=True)
+        return self._system_ns
+
+    def new_namespace(self, hint: str) -> "Namespace":
+        base = "".join(c if c.isalnum() else "-" for c in hint.lower()).strip("-")[:40].strip("-") or "t"
+        return Namespace.create(self, f"{base}-{uuid.uuid4().hex[:5]}")
+
+
+def _taint_set(taints: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    return {(t.get("key", ""), t.get("value") or "", t.get("effect", "")) for t in taints}
+
+
+def _ready(status: dict[str, Any]) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
+
+
+@dataclass
+class Namespace:
+    """A test's own namespace; its pods are force-deleted when the test ends."""
+
+    cluster: Cluster
+    name: str
+    pods: list["Pod"] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return f"Namespace({self.name})"
+
+    @classmethod
+    def create(cls, cluster: Cluster, name: str, exist_ok: bool = False) -> "Namespace":
+        body = {"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "schedgate"}}}
+        try:
+            cluster.core.create_namespace(body)
+        except ApiException as e:
+            if not (exist_ok and e.status == 409):
+                raise
+        return cls(cluster=cluster, name=name)
+
+    def create_pod(self, builder: "PodBuilder") -> "Pod":
+        from schedgate.builders import Pod
+
+        body = builder.obj(image=self.cluster.pod_image)
+        pod = Pod(ns=self, name=builder.name, builder=builder)
+        self.cluster.core.create_namespaced_pod(self.name, body)
+        self.pods.append(pod)
+        return pod
+
+    @property
+    def events(self) -> "EventLog":
+        from schedgate.events import EventLog
+
+        return EventLog(self)
+
+    # Collection protocol, for waiting on every pod in the namespace.
+    def describe(self) -> str:
+        return f"pods in namespace {self.name}"
+
+    def list_call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+        return self.cluster.core.list_namespaced_pod, (self.name,), {}
+
+    def check_health(self) -> None:
+        if not self._cleaning:
+            self.cluster.check_health()
+
+    _cleaning: bool = False
+
+    def clean(self, timeout: float = 30.0) -> None:
+        """Force-delete every pod and wait until the API shows none, then delete the namespace."""
+        self._cleaning = True  # cleaning needs only the API server, not the schedulers
+        self.cluster.core.delete_collection_namespaced_pod(self.name, grace_period_seconds=0)
+
+        def empty(items: list[dict[str, Any]]) -> Check:
+            return MATCH if not items else pending(f"{len(items)} pods left")
+
+        wait_for_items(self, empty, "empty", timeout)
+        try:
+            self.cluster.core.delete_namespace(self.name)
+        except ApiException as e:
+            if e.status != 404:
+                raise

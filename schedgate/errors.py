@@ -1,0 +1,34 @@
+"""Errors schedgate reports to its user.
+
+Every error a user can cause (a bad file, a missing tool, a scheduler that
+refuses its configuration) is a :class:`SchedgateError` whose ``str()`` is one
+line naming what is wrong and where. Failures of the system under test are not
+errors of this kind: they are assertion failures (see :mod:`schedgate.waits`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class SchedgateError(Exception):
+    """A problem with the harness's input or environment, told in one line."""
+
+
+class DefinitionError(SchedgateError):
+    """A cluster definition or scheduler configuration file is invalid."""
+
+    def __init__(self, path: str | Path, field: str, problem: str) -> None:
+        self.path = str(path)
+        self.field = field
+        self.problem = problem
+        where = f"{self.path}: {field}: " if field else f"{self.path}: "
+        super().__init__(f"{where}{problem}")
+
+
+class ToolchainError(SchedgateError):
+    """The binaries under test cannot be found or built."""
+
+
+class ComponentError(SchedgateError):
+    """A control-plane component or scheduler failed to start or died."""

@@ -1,0 +1,83 @@
+"""Command-line options and ini settings, turned into a validated cluster request."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from schedgate.definitions import load_definition
+from schedgate.errors import SchedgateError
+from schedgate.providers import PROVIDERS, ClusterRequest
+from schedgate.schedconfig import load_scheduler_config
+
+PROJECT = Path(__file__).resolve().parent.parent
+DEFAULT_CLUSTER = "clusters/inference.yaml"
+DEFAULT_SCHEDULER_CONFIG = "clusters/profiles/gpu-packing-scheduler.yaml"
+
+
+def add_options(parser: pytest.Parser) -> None:
+    g = parser.getgroup("schedgate", "schedgate: scheduler end-to-end scenarios")
+    g.addoption("--provider", choices=PROVIDERS, default=os.environ.get("SCHEDGATE_PROVIDER") or None,
+                help="where the cluster runs: local (processes on loopback, no Docker). Default: local")
+    g.addoption("--cluster", metavar="FILE", default=None,
+                help=f"cluster definition (default: ini schedgate_cluster, else {DEFAULT_CLUSTER})")
+    g.addoption("--scheduler-config", metavar="FILE", default=None,
+                help="KubeSchedulerConfiguration (or a 'profiles:' fragment) under test "
+                     f"(default: ini schedgate_scheduler_config, else {DEFAULT_SCHEDULER_CONFIG})")
+    g.addoption("--scheduler-binary", metavar="FILE", default=None,
+                help="kube-scheduler binary under test (default: the one built from go/ at the pinned version)")
+    g.addoption("--bin-dir", metavar="DIR", default=None,
+                help="prebuilt etcd, kube-apiserver, kube-controller-manager, kube-scheduler, schedgate-pki "
+                     "(default: build them from go/ into the cache)")
+    g.addoption("--keep-cluster", action="store_true",
+                help="leave the cluster running after the run and print how to reach it")
+    parser.addini("schedgate_cluster", "default cluster definition file", default=None)
+    parser.addini("schedgate_scheduler_config", "default scheduler configuration file", default=None)
+
+
+def _resolve(config: pytest.Config, option: str, ini: str, default: str) -> Path:
+    value = config.getoption(option)
+    if value:
+        p = Path(value)
+        return p if p.is_absolute() else Path(config.invocation_params.dir) / p
+    ini_value = config.getini(ini)
+    if ini_value:
+        p = Path(str(ini_value))
+        base = Path(config.inipath).parent if config.inipath else Path(config.rootpath)
+        return p if p.is_absolute() else base / p
+    return PROJECT / default
+
+
+def _shown(p: Path) -> str:
+    try:
+        return str(p.relative_to(Path.cwd()))
+    except ValueError:
+        return str(p)
+
+
+def request_from(config: pytest.Config) -> ClusterRequest:
+    """Read and validate every schedgate option; a problem raises SchedgateError in one line."""
+    cached = config.stash.get(_REQUEST, None)
+    if cached is not None:
+        return cached
+    cluster_file = _resolve(config, "cluster", "schedgate_cluster", DEFAULT_CLUSTER)
+    sched_file = _resolve(config, "scheduler_config", "schedgate_scheduler_config", DEFAULT_SCHEDULER_CONFIG)
+    definition = load_definition(_shown(cluster_file))
+    sched = load_scheduler_config(_shown(sched_file))
+    binary = config.getoption("scheduler_binary")
+    bin_dir = config.getoption("bin_dir")
+    if binary and not Path(binary).is_file():
+        raise SchedgateError(f"--scheduler-binary {binary}: no such file")
+    if bin_dir and not Path(bin_dir).is_dir():
+        raise SchedgateError(f"--bin-dir {bin_dir}: no such folder")
+    req = ClusterRequest(provider=config.getoption("provider") or "local", definition=definition,
+                         scheduler_config=sched, scheduler_binary=Path(binary).resolve() if binary else None,
+                         bin_dir=Path(bin_dir).resolve() if bin_dir else None,
+                         keep=bool(config.getoption("keep_cluster")))
+    config.stash[_REQUEST] = req
+    return req
+
+
+_REQUEST = pytest.StashKey[ClusterRequest]()

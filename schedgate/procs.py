@@ -1,0 +1,192 @@
+"""Processes and temp folders a run owns, and nothing left behind.
+
+Every run gets a private folder ``$TMPDIR/schedgate-run-*`` holding its
+kubeconfigs, certificates, etcd data and component logs, plus two bookkeeping
+files: ``owner`` (the pid and start time of the Python process that made it)
+and ``pids`` (every child started). Children:
+
+* die with their owner (``PR_SET_PDEATHSIG``), so even a SIGKILLed pytest
+  leaves no component running;
+* are stopped in reverse start order on a normal exit, on Ctrl-C and at
+  interpreter exit;
+* are reaped, with their folder, by the next run if both of the above were
+  somehow skipped (:func:`reap_orphans`).
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+RUN_PREFIX = "schedgate-run-"
+_PR_SET_PDEATHSIG = 1
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _die_with_parent() -> None:  # runs in the child between fork and exec
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def _start_time(pid: int) -> str | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]  # field 22: starttime
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+@dataclass
+class Proc:
+    """A component process with its log file."""
+
+    name: str
+    popen: subprocess.Popen[bytes]
+    log: Path
+    argv: Sequence[str]
+    expected_exit: bool = False
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.poll()
+
+    def log_tail(self, lines: int = 20) -> list[str]:
+        try:
+            with open(self.log, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - 64 * 1024))
+                text = f.read().decode(errors="replace")
+        except OSError:
+            return []
+        return text.splitlines()[-lines:]
+
+    def stop(self, grace: float = 5.0) -> None:
+        """SIGTERM, then SIGKILL after ``grace`` seconds; waits for the exit."""
+        self.expected_exit = True
+        if self.popen.poll() is not None:
+            return
+        try:
+            os.killpg(self.popen.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            self.popen.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(self.popen.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.popen.wait(timeout=10)
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would; waits for the exit."""
+        self.expected_exit = True
+        if self.popen.poll() is None:
+            try:
+                os.killpg(self.popen.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.popen.wait(timeout=10)
+
+
+@dataclass
+class RunDir:
+    """A run's private folder and the processes started in it."""
+
+    path: Path
+    keep: bool = False
+    procs: list[Proc] = field(default_factory=list)
+    closed: bool = False
+
+    @classmethod
+    def create(cls, keep: bool = False) -> "RunDir":
+        path = Path(tempfile.mkdtemp(prefix=RUN_PREFIX))
+        (path / "logs").mkdir()
+        (path / "owner").write_text(f"{os.getpid()} {_start_time(os.getpid())}\n")
+        run = cls(path=path, keep=keep)
+        if keep:
+            (path / "keep").write_text("left running on request (--keep-cluster)\n")
+        atexit.register(run.close)
+        return run
+
+    def start(self, name: str, argv: Sequence[str], env: dict[str, str] | None = None) -> Proc:
+        log = self.path / "logs" / f"{name}.log"
+        with open(log, "ab") as out:
+            popen = subprocess.Popen(
+                [str(a) for a in argv], stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env=env, cwd=self.path, start_new_session=True,
+                preexec_fn=None if self.keep else _die_with_parent,
+            )
+        with open(self.path / "pids", "a") as f:
+            f.write(f"{popen.pid} {name}\n")
+        proc = Proc(name=name, popen=popen, log=log, argv=list(argv))
+        self.procs.append(proc)
+        return proc
+
+    def close(self) -> None:
+        """Stop every process (newest first) and remove the folder; a kept run is left as it is."""
+        if self.closed or self.keep:
+            return
+        self.closed = True
+        for proc in reversed(self.procs):
+            proc.stop()
+        shutil.rmtree(self.path, ignore_errors=True)
+
+
+def reap_orphans(tmp: Path | None = None) -> list[str]:
+    """Remove what runs whose owner is gone left behind; returns what was reaped."""
+    reaped: list[str] = []
+    root = tmp or Path(tempfile.gettempdir())
+    for run in root.glob(f"{RUN_PREFIX}*"):
+        owner = run / "owner"
+        try:
+            pid_s, start = owner.read_text().split()
+        except (OSError, ValueError):
+            # A folder whose owner never wrote its file is reaped once it is old.
+            try:
+                if time.time() - run.stat().st_mtime < 60:
+                    continue
+            except OSError:
+                continue
+            pid_s, start = "0", ""
+        if pid_s != "0" and _start_time(int(pid_s)) == start:
+            continue  # its owner is still running
+        if (run / "keep").exists():
+            continue  # kept on purpose (--keep-cluster); `schedgate down` removes it
+        try:
+            lines = (run / "pids").read_text().splitlines()
+        except OSError:
+            lines = []
+        for line in lines:
+            pid = int(line.split()[0])
+            if str(run) in _cmdline(pid):  # only our own child, never a reused pid
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+                reaped.append(f"process {pid} ({line.split()[1]})")
+        shutil.rmtree(run, ignore_errors=True)
+        reaped.append(f"folder {run}")
+    return reaped

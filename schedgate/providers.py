@@ -1,0 +1,106 @@
+"""Cluster providers: how a definition and a scheduler under test become a running cluster.
+
+Scenario code never knows which provider runs it. ``local`` (processes on
+loopback, API-only nodes) is built; ``kind`` and ``existing`` plug in here.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, TextIO
+
+from kubernetes import config as kube_config
+
+from schedgate.cluster import Cluster
+from schedgate.definitions import ClusterDefinition
+from schedgate.errors import SchedgateError, ToolchainError
+from schedgate.local import LocalControlPlane, under_test_user
+from schedgate.procs import RunDir, reap_orphans
+from schedgate.rbac import scheduler_rbac, user_subject
+from schedgate.schedconfig import SchedulerConfig
+from schedgate.toolchain import Binaries, ensure_binaries, pinned_kubernetes_version
+
+PROVIDERS = ("local",)
+
+
+@dataclass(frozen=True)
+class ClusterRequest:
+    provider: str
+    definition: ClusterDefinition
+    scheduler_config: SchedulerConfig
+    scheduler_binary: Path | None = None
+    bin_dir: Path | None = None
+    keep: bool = False
+
+
+@dataclass
+class Started:
+    cluster: Cluster
+    stop: Callable[[], None]
+    run_dir: Path
+    reaped: list[str]
+
+
+def binaries(bin_dir: Path | None, out: TextIO | None) -> Binaries:
+    if bin_dir is None:
+        return ensure_binaries(out)
+    bins = Binaries(Path(bin_dir), pinned_kubernetes_version())
+    missing = bins.missing()
+    if missing:
+        raise ToolchainError(f"--bin-dir {bin_dir}: missing executable {', '.join(missing)}")
+    return bins
+
+
+def start_cluster(req: ClusterRequest, out: TextIO | None = sys.stderr) -> Started:
+    if req.provider not in PROVIDERS:
+        raise SchedgateError(f"--provider {req.provider!r}: unknown provider (known: {', '.join(PROVIDERS)})")
+    if req.scheduler_binary is not None and not Path(req.scheduler_binary).is_file():
+        raise SchedgateError(f"--scheduler-binary {req.scheduler_binary}: no such file")
+    reaped = reap_orphans()
+    bins = binaries(req.bin_dir, out)
+    return _start_local(req, bins, reaped)
+
+
+def _start_local(req: ClusterRequest, bins: Binaries, reaped: list[str]) -> Started:
+    t0 = time.monotonic()
+    run = RunDir.create(keep=req.keep)
+    cp = LocalControlPlane(bins=bins, run=run, under_test=req.scheduler_config,
+                           scheduler_binary=Path(req.scheduler_binary or bins.kube_scheduler))
+    try:
+        cp.start_api()
+        api = kube_config.new_client_from_config(config_file=str(cp.admin_kubeconfig))
+        lease = req.scheduler_config.lease_name
+        from kubernetes import utils
+
+        for obj in scheduler_rbac(lease, user_subject(under_test_user(lease)), lease):
+            utils.create_from_dict(api, obj)
+
+        def components() -> list:  # type: ignore[type-arg]
+            procs = cp.components()
+            procs += [s.proc for s in {id(s): s for s in cp.schedulers.values()}.values() if s.proc]
+            return procs
+
+        cluster = Cluster(provider="local", definition=req.definition, kubeconfig=cp.admin_kubeconfig, api=api,
+                          kubernetes_version=bins.kubernetes_version, schedulers=cp.schedulers,
+                          components=components, api_only_nodes=True, timings=cp.timings)
+        t_nodes = time.monotonic()
+        cluster.apply_nodes()
+        cp.timings["nodes"] = time.monotonic() - t_nodes
+        cp.start_schedulers()
+        cp.timings["first-sync"] = cluster.sync_schedulers()
+        cp.timings["total"] = time.monotonic() - t0
+    except BaseException:
+        cp.stop()
+        run.keep = False
+        run.close()
+        raise
+
+    def stop() -> None:
+        if not req.keep:
+            cp.stop()
+        run.close()
+
+    return Started(cluster=cluster, stop=stop, run_dir=run.path, reaped=reaped)

@@ -1,0 +1,271 @@
+"""One wait primitive: list, then watch from that resourceVersion, under a hard deadline.
+
+``wait_for(pod, matcher)`` reads the pod, asks the matcher, and if the answer
+is "not yet" watches the pod from the resourceVersion it read, asking again
+on every change, until the matcher says yes (returns), says the pod went
+somewhere it must never go (fails at once), or the deadline passes (fails
+with the last state seen). Between watch chunks it checks that the cluster's
+components are alive, so a scheduler crash fails the wait at once instead of
+running out the clock.
+
+Matchers tell the two kinds of scheduling failure apart: ``unschedulable()``
+wants ``PodScheduled=False`` with reason ``Unschedulable`` and fails at once on
+``SchedulerError``; ``scheduling_error()`` the reverse. A crashing plugin can
+never pass for a correct rejection.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Callable, Iterable, Protocol
+
+from kubernetes.client.exceptions import ApiException
+
+DEFAULT_TIMEOUT = 30.0
+_WATCH_CHUNK = 2  # seconds a single watch request may block before liveness is re-checked
+
+
+class WaitTimeout(AssertionError):
+    """The awaited state did not come before the deadline."""
+
+
+class WrongOutcome(AssertionError):
+    """The object reached a state the wait rules out (e.g. bound to a forbidden node)."""
+
+
+class Verdict(Enum):
+    MATCH = "match"
+    PENDING = "pending"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True)
+class Check:
+    verdict: Verdict
+    why: str = ""
+
+
+MATCH = Check(Verdict.MATCH)
+
+
+def pending(why: str = "") -> Check:
+    return Check(Verdict.PENDING, why)
+
+
+def fail(why: str) -> Check:
+    return Check(Verdict.FAIL, why)
+
+
+class Matcher(Protocol):
+    description: str
+
+    def __call__(self, obj: dict[str, Any] | None) -> Check: ...
+
+
+@dataclass(frozen=True)
+class FnMatcher:
+    """A matcher from a function of the object; ``on_missing`` answers when it does not exist."""
+
+    description: str
+    fn: Callable[[dict[str, Any]], Check]
+    on_missing: Check = Check(Verdict.PENDING, "object does not exist")
+
+    def __call__(self, obj: dict[str, Any] | None) -> Check:
+        return self.on_missing if obj is None else self.fn(obj)
+
+
+def pod_condition(pod: dict[str, Any], ctype: str = "PodScheduled") -> dict[str, Any] | None:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == ctype:
+            return c
+    return None
+
+
+def describe_pod(pod: dict[str, Any] | None) -> str:
+    if pod is None:
+        return "pod not found"
+    spec, meta = pod.get("spec") or {}, pod.get("metadata") or {}
+    cond = pod_condition(pod)
+    state = f"nodeName={spec.get('nodeName') or '<none>'}, schedulerName={spec.get('schedulerName')}"
+    if cond:
+        state += (f", PodScheduled={cond.get('status')} reason={cond.get('reason') or '-'}"
+                  f" message={cond.get('message') or '-'!r}")
+    else:
+        state += ", no PodScheduled condition"
+    if meta.get("deletionTimestamp"):
+        state += ", being deleted"
+    return state
+
+
+def scheduled_on(nodes: Iterable[str], *, never: Iterable[str] = ()) -> Matcher:
+    """Bound to one of ``nodes``. Bound anywhere else fails at once."""
+    allowed = frozenset(nodes)
+    forbidden = frozenset(never)
+    if not allowed:
+        raise ValueError("scheduled_on() needs the set of nodes the pod may land on")
+    if allowed & forbidden:
+        raise ValueError(f"nodes both allowed and forbidden: {sorted(allowed & forbidden)}")
+
+    def check(pod: dict[str, Any]) -> Check:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node:
+            return pending()
+        if node in allowed:
+            return MATCH
+        kind = "a forbidden node" if node in forbidden else "a node outside the allowed set"
+        return fail(f"bound to {kind} {node!r}; allowed: {sorted(allowed)}")
+
+    return FnMatcher(f"bound to one of {sorted(allowed)}", check)
+
+
+def _failed_with(reason: str, other: str, message: str | None) -> Matcher:
+    pattern = re.compile(message) if message else None
+
+    def check(pod: dict[str, Any]) -> Check:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node:
+            return fail(f"bound to {node!r}; expected it to stay unbound with reason {reason}")
+        cond = pod_condition(pod)
+        if not cond or cond.get("status") != "False":
+            return pending()
+        got = cond.get("reason")
+        if got == other:
+            return fail(f"PodScheduled reason is {other} ({cond.get('message')!r}); expected {reason}: "
+                        f"a scheduler error is not a scheduling decision" if reason == "Unschedulable" else
+                        f"PodScheduled reason is {other} ({cond.get('message')!r}); expected {reason}")
+        if got != reason:
+            return pending()
+        if pattern and not pattern.search(cond.get("message") or ""):
+            return pending(f"message {cond.get('message')!r} does not match {pattern.pattern!r}")
+        return MATCH
+
+    desc = f"PodScheduled=False reason={reason}" + (f" message~{message!r}" if message else "")
+    return FnMatcher(desc, check)
+
+
+def unschedulable(message: str | None = None) -> Matcher:
+    """``PodScheduled=False``, reason ``Unschedulable`` (message matching the regex, if given).
+
+    Fails at once if the pod is bound or the reason is ``SchedulerError``."""
+    return _failed_with("Unschedulable", "SchedulerError", message)
+
+
+def scheduling_error(message: str | None = None) -> Matcher:
+    """``PodScheduled=False``, reason ``SchedulerError``. Fails at once if bound or ``Unschedulable``."""
+    return _failed_with("SchedulerError", "Unschedulable", message)
+
+
+def gone() -> Matcher:
+    """The object no longer exists (the wait sees ``None``)."""
+    return FnMatcher("deleted", lambda obj: pending("still exists"), on_missing=MATCH)
+
+
+class Watchable(Protocol):
+    """A single object ``wait_for`` can watch: a collection of at most one, plus a place to record it."""
+
+    def describe(self) -> str: ...
+
+    def list_call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]: ...
+
+    def check_health(self) -> None: ...
+
+    def observed(self, obj: dict[str, Any] | None) -> None: ...
+
+
+def wait_for(target: Watchable, matcher: Matcher, timeout: float = DEFAULT_TIMEOUT) -> Any:
+    """Wait until ``matcher`` accepts ``target``'s object; returns ``target`` (refreshed)."""
+    last: list[dict[str, Any] | None] = [None]
+
+    def accept(items: list[dict[str, Any]]) -> Check:
+        last[0] = items[0] if items else None
+        return matcher(last[0])
+
+    try:
+        wait_for_items(target, accept, matcher.description, timeout)
+    except (WaitTimeout, WrongOutcome) as e:
+        target.observed(last[0])
+        raise type(e)(f"{e}\n  last seen: {describe_pod(last[0])}") from None
+    target.observed(last[0])
+    return target
+
+
+class Collection(Protocol):
+    """What ``wait_for_items`` needs: how to list and watch a set of objects."""
+
+    def describe(self) -> str: ...
+
+    def list_call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]: ...
+
+    def check_health(self) -> None: ...
+
+
+def wait_for_items(target: Collection, accept: Callable[[list[dict[str, Any]]], Check],
+                   description: str, timeout: float = DEFAULT_TIMEOUT) -> list[dict[str, Any]]:
+    """Wait until ``accept(items)`` matches for the listed objects; same rules as :func:`wait_for`."""
+    deadline = time.monotonic() + timeout
+    fn, args, kwargs = target.list_call()
+    items, rv = _list(fn, args, kwargs)
+    why = ""
+    while True:
+        c = accept(list(items.values()))
+        if c.verdict is Verdict.MATCH:
+            return list(items.values())
+        if c.verdict is Verdict.FAIL:
+            raise WrongOutcome(f"{target.describe()}: waiting until {description}: {c.why}")
+        why = c.why or why
+        target.check_health()
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise WaitTimeout(f"{target.describe()}: not {description} after {timeout:.0f}s"
+                              + (f" ({why})" if why else ""))
+        try:
+            resp = fn(*args, **dict(kwargs, watch=True, _preload_content=False, resource_version=rv,
+                                    timeout_seconds=max(1, int(min(remaining, _WATCH_CHUNK))),
+                                    _request_timeout=min(remaining, _WATCH_CHUNK) + 5,
+                                    allow_watch_bookmarks=True))
+        except ApiException as e:
+            if e.status != 410:
+                raise
+            items, rv = _list(fn, args, kwargs)
+            continue
+        try:
+            relist = False
+            for line in resp:
+                for raw in line.splitlines():
+                    if not raw.strip():
+                        continue
+                    event = json.loads(raw)
+                    etype, eobj = event.get("type"), event.get("object") or {}
+                    if etype == "ERROR":
+                        relist = True
+                        break
+                    rv = eobj.get("metadata", {}).get("resourceVersion", rv)
+                    if etype == "BOOKMARK":
+                        continue
+                    uid = eobj.get("metadata", {}).get("uid")
+                    if etype == "DELETED":
+                        items.pop(uid, None)
+                    else:
+                        items[uid] = eobj
+                    if accept(list(items.values())).verdict is not Verdict.PENDING:
+                        break
+                else:
+                    continue
+                break
+        finally:
+            resp.close()
+            resp.release_conn()
+        if relist:
+            items, rv = _list(fn, args, kwargs)
+
+
+def _list(fn: Callable[..., Any], args: tuple[Any, ...],
+          kwargs: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], str]:
+    resp = fn(*args, **dict(kwargs, _preload_content=False))
+    doc = json.loads(resp.data)
+    items = {i["metadata"]["uid"]: i for i in doc.get("items") or []}
+    return items, doc["metadata"]["resourceVersion"]
