@@ -45,15 +45,15 @@ def test_mixed_arrivals_leave_whole_nodes_for_training_only_when_packed(cluster,
     report.figure("nodes used by small pods", len(used))
     report.figure("whole free 8-GPU nodes", len(whole))
 
+    assert len(used) == expected.nodes_used_by_small_pods, f"small pods landed on {used}"
+    assert len(whole) == expected.whole_nodes_left, f"whole free nodes: {whole}"
+
     training = gpu_pod("train-8gpu", 8, scheduler).create(ns)
     if expected.training_pod_placed:
         wait_for(training, scheduled_on(whole, never=used))
     else:
         wait_for(training, unschedulable(message=rf"\b{len(net)} Insufficient nvidia\.com/gpu"))
     report.figure("training pod placed", training.refresh().node_name or "no")
-
-    assert len(used) == expected.nodes_used_by_small_pods, f"small pods landed on {used}"
-    assert len(whole) == expected.whole_nodes_left, f"whole free nodes: {whole}"
 
 
 def test_one_gpu_pod_joins_the_node_with_gpus_in_use_not_the_node_with_more_cpu_in_use(cluster, ns):

@@ -1,0 +1,55 @@
+# schedgate — `make e2e` runs the scenarios, `make test` runs everything.
+# Each target installs what it needs: a Python venv from PyPI and the pinned
+# Kubernetes binaries built from Go modules (go/go.mod).
+
+PYTHON  ?= python3
+VENV    := .venv
+PY      := $(VENV)/bin/python
+PYTEST  := scripts/pytest
+ARGS    ?=
+
+.PHONY: help venv tools e2e unit test mutants bench lint clean
+
+help:
+	@echo "make e2e       run the scenario suite (local provider) against the profile under test"
+	@echo "make test      unit tests, then the scenario suite"
+	@echo "make mutants   run the suite against each broken scheduler in clusters/mutants"
+	@echo "make bench     print start-up, suite and bind-latency figures"
+	@echo "make tools     build the pinned etcd, kube-apiserver, kube-controller-manager, kube-scheduler"
+	@echo "make lint      mypy (strict) on the package, gofmt and go vet on go/"
+	@echo "options: ARGS='--scheduler-config FILE --scheduler-binary FILE ...' (see README)"
+
+$(VENV)/.installed: pyproject.toml
+	@test -x "$$(command -v $(PYTHON))" || { echo "make: $(PYTHON) not found; schedgate needs Python 3.11+" >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+venv: $(VENV)/.installed
+
+tools: venv
+	$(PY) -m schedgate.toolchain build
+
+e2e: tools
+	$(PYTEST) e2e $(ARGS)
+
+unit: venv
+	$(PYTEST) tests $(ARGS)
+
+test: tools
+	$(PYTEST) tests e2e $(ARGS)
+
+mutants: tools
+	$(PY) -m schedgate.mutants $(ARGS)
+
+bench: tools
+	$(PY) bench/run.py $(ARGS)
+
+lint: venv
+	$(PY) -m mypy
+	@out=$$(gofmt -l go); if [ -n "$$out" ]; then echo "gofmt: needs formatting: $$out" >&2; exit 1; fi
+	cd go && go vet ./...
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache

@@ -1,0 +1,148 @@
+"""``make mutants``: the scenario suite against deliberately broken schedulers.
+
+Each file in ``clusters/mutants/`` is a scheduler configuration with one
+defect, described in its first comment line (``# mutant: ...``). The suite runs
+once with the correct configuration, which must pass, and once per mutant,
+which must fail. A mutant counts as caught only when a scenario fails on an
+assertion in its test body: a scheduler that refuses to start, or an error in
+setup, is reported as such and counts as missed.
+
+    python -m schedgate.mutants [--suite e2e] [--mutants clusters/mutants] [-- PYTEST_ARGS]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+_REPORT_ENV = "SCHEDGATE_MUTANT_REPORT"
+
+
+# -- the pytest side: loaded with -p schedgate.mutants, records how each test ended --
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    outcome = yield
+    path = os.environ.get(_REPORT_ENV)
+    rep = outcome.get_result()
+    if not path or not rep.failed:
+        return
+    assertion = call.excinfo is not None and call.excinfo.errisinstance(AssertionError)
+    first = str(rep.longrepr).strip().splitlines()[-1] if rep.longrepr else ""
+    with open(path, "a") as f:
+        f.write(json.dumps({"test": item.nodeid, "when": rep.when, "assertion": assertion, "line": first[:300]})
+                + "\n")
+
+
+# -- the runner --
+@dataclass
+class Result:
+    name: str
+    description: str
+    exit_code: int
+    seconds: float
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    output_tail: str = ""
+
+    @property
+    def catching(self) -> list[str]:
+        return [f["test"] for f in self.failures if f["when"] == "call" and f["assertion"]]
+
+    @property
+    def caught(self) -> bool:
+        return bool(self.catching)
+
+    def why_missed(self) -> str:
+        if self.exit_code == 0:
+            return "every scenario passed"
+        if self.exit_code == 4:
+            return f"the run stopped before any scenario: {self.output_tail}"
+        other = [f for f in self.failures if not (f["when"] == "call" and f["assertion"])]
+        if other:
+            return f"only non-assertion failures, e.g. {other[0]['test']} ({other[0]['when']}): {other[0]['line']}"
+        return f"pytest exited {self.exit_code}: {self.output_tail}"
+
+
+def describe(path: Path) -> str:
+    for line in path.read_text().splitlines():
+        if line.startswith("# mutant:"):
+            return line.removeprefix("# mutant:").strip()
+    return "(no '# mutant:' line)"
+
+
+def run_suite(config: Path, suite: str, extra: list[str]) -> Result:
+    with tempfile.TemporaryDirectory(prefix="schedgate-mutant-") as tmp:
+        report = Path(tmp) / "failures.jsonl"
+        env = dict(os.environ, **{_REPORT_ENV: str(report)})
+        cmd = [sys.executable, "-m", "pytest", suite, f"--scheduler-config={config}", "-p", "schedgate.mutants",
+               "-q", "-p", "no:cacheprovider", "--no-header", *extra]
+        started = time.monotonic()
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        seconds = time.monotonic() - started
+        failures = [json.loads(x) for x in report.read_text().splitlines()] if report.exists() else []
+    lines = [x for x in (proc.stdout + proc.stderr).strip().splitlines() if x.strip()]
+    tail = lines[-1] if lines else ""
+    for x in lines:
+        if "schedgate:" in x and ("Exit" in x or "ERROR" in x):
+            tail = x.strip()
+            break
+    return Result(config.stem, describe(config) if config.parent.name == "mutants" else "correct configuration",
+                  proc.returncode, seconds, failures, tail[:400])
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []
+    if "--" in argv:
+        extra = argv[argv.index("--") + 1:]
+        argv = argv[:argv.index("--")]
+    ap = argparse.ArgumentParser(prog="python -m schedgate.mutants", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--suite", default="e2e", help="scenario folder or file (default: e2e)")
+    ap.add_argument("--mutants", default="clusters/mutants", help="folder of broken configurations")
+    ap.add_argument("--correct", default="clusters/profiles/gpu-packing-scheduler.yaml",
+                    help="the configuration that must pass")
+    ap.add_argument("--only", action="append", default=[], help="run only this mutant (file stem); repeatable")
+    ap.add_argument("-v", "--verbose", action="store_true", help="list every test that caught each mutant")
+    args = ap.parse_args(argv)
+
+    mutants = sorted(Path(args.mutants).glob("*.yaml"))
+    if args.only:
+        mutants = [m for m in mutants if m.stem in args.only]
+    if not mutants:
+        print(f"schedgate: {args.mutants}: no mutant configurations (*.yaml)", file=sys.stderr)
+        return 2
+    baseline = run_suite(Path(args.correct), args.suite, extra)
+    if baseline.exit_code != 0:
+        print(f"baseline  FAILS  {args.correct} ({baseline.seconds:.0f}s): {baseline.why_missed()}")
+        for f in baseline.failures:
+            print(f"          {f['test']} ({f['when']}): {f['line']}")
+        print("mutants not run: the correct configuration must pass first")
+        return 1
+    print(f"baseline  passes {args.correct} ({baseline.seconds:.0f}s)")
+    caught = 0
+    for m in mutants:
+        r = run_suite(m, args.suite, extra)
+        if r.caught:
+            caught += 1
+            more = f" (+{len(r.catching) - 1} more)" if len(r.catching) > 1 else ""
+            print(f"CAUGHT  {r.name:<26} by {r.catching[0]}{more} ({r.seconds:.0f}s)")
+            if args.verbose:
+                for t in r.catching[1:]:
+                    print(f"{'':<36} {t}")
+        else:
+            print(f"MISSED  {r.name:<26} {r.description}: {r.why_missed()} ({r.seconds:.0f}s)")
+    print(f"mutants caught {caught}/{len(mutants)}")
+    return 0 if caught == len(mutants) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

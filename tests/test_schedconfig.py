@@ -1,0 +1,90 @@
+"""The scheduler configuration under test: what schedgate owns, and what it leaves alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from schedgate.errors import DefinitionError
+from schedgate.schedconfig import load_scheduler_config, parse_scheduler_config
+
+ROOT = Path(__file__).parent.parent
+
+
+def test_the_design_profile_loads_with_its_packing_strategy():
+    cfg = load_scheduler_config(ROOT / "clusters/profiles/gpu-packing-scheduler.yaml")
+    assert cfg.profile_names == ["gpu-packing-scheduler"]
+    args = cfg.doc["profiles"][0]["pluginConfig"][0]["args"]["scoringStrategy"]
+    assert args["type"] == "MostAllocated"
+    assert {r["name"]: r["weight"] for r in args["resources"]} == {"cpu": 1, "memory": 1, "nvidia.com/gpu": 4}
+
+
+def test_a_profiles_fragment_becomes_a_whole_configuration():
+    cfg = parse_scheduler_config({"profiles": [{"schedulerName": "p"}]})
+    eff = cfg.effective(kubeconfig="/k")
+    assert cfg.fragment
+    assert eff.doc["apiVersion"] == "kubescheduler.config.k8s.io/v1"
+    assert eff.doc["kind"] == "KubeSchedulerConfiguration"
+    assert eff.doc["clientConnection"] == {"kubeconfig": "/k"}
+    assert eff.doc["leaderElection"]["resourceName"] == "p"
+    assert eff.replaced == []
+
+
+def test_owned_fields_are_replaced_and_reported_and_every_other_setting_is_kept():
+    doc = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"kubeconfig": "/etc/kubernetes/scheduler.conf", "qps": 77},
+        "leaderElection": {"leaderElect": True, "resourceName": "mine", "leaseDuration": "30s"},
+        "percentageOfNodesToScore": 40, "parallelism": 3,
+        "profiles": [{"schedulerName": "p", "plugins": {"score": {"disabled": [{"name": "ImageLocality"}]}}}],
+    }
+    eff = parse_scheduler_config(doc).effective(kubeconfig="/k")
+    assert eff.doc["clientConnection"] == {"kubeconfig": "/k", "qps": 77}
+    assert eff.doc["leaderElection"]["leaseDuration"] == "30s"
+    assert eff.doc["leaderElection"]["resourceName"] == "p"
+    assert eff.doc["percentageOfNodesToScore"] == 40 and eff.doc["parallelism"] == 3
+    assert eff.doc["profiles"] == doc["profiles"]
+    assert sorted(r.split(":")[0] for r in eff.replaced) == ["clientConnection.kubeconfig",
+                                                             "leaderElection.resourceName"]
+    assert doc["clientConnection"]["kubeconfig"] == "/etc/kubernetes/scheduler.conf", "input must not be mutated"
+
+
+@pytest.mark.parametrize(
+    "doc, field, problem",
+    [
+        pytest.param({"profiles": [{"schedulerName": "default-scheduler"}]}, "profiles[0].schedulerName",
+                     "served by the cluster's own default scheduler", id="default-scheduler-name"),
+        pytest.param({"profiles": []}, "profiles", "non-empty list", id="no-profiles"),
+        pytest.param({"profiles": [{"plugins": {}}]}, "profiles[0].schedulerName", "required", id="unnamed"),
+        pytest.param({"profiles": [{"schedulerName": "a"}, {"schedulerName": "a"}]}, "profiles[1].schedulerName",
+                     "used by two profiles", id="duplicate"),
+        pytest.param({"profiles": [{"schedulerName": "a"}], "parallelism": 2}, "parallelism",
+                     "a fragment holds only 'profiles'", id="fragment-with-more"),
+        pytest.param({"kind": "KubeSchedulerConfiguration", "apiVersion": "kubescheduler.config.k8s.io/v1beta3",
+                      "profiles": [{"schedulerName": "a"}]}, "apiVersion", "must be kubescheduler.config.k8s.io/v1",
+                     id="old-api-version"),
+    ],
+)
+def test_a_bad_configuration_is_one_line_naming_file_and_field(tmp_path, doc, field, problem):
+    path = tmp_path / "sched.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    with pytest.raises(DefinitionError) as err:
+        load_scheduler_config(path)
+    assert str(err.value).startswith(f"{path}: {field}: ")
+    assert problem in str(err.value)
+
+
+def test_a_missing_configuration_file_says_so(tmp_path):
+    with pytest.raises(DefinitionError, match=r"gone\.yaml: no such scheduler configuration file$"):
+        load_scheduler_config(tmp_path / "gone.yaml")
+
+
+def test_every_mutant_is_a_valid_configuration_with_a_description():
+    mutants = sorted((ROOT / "clusters/mutants").glob("*.yaml"))
+    assert len(mutants) >= 6
+    for m in mutants:
+        cfg = load_scheduler_config(m)
+        assert "gpu-packing-scheduler" in cfg.profile_names, m
+        assert m.read_text().startswith("# mutant: "), m
