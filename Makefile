@@ -49,7 +49,7 @@ bench: tools
 lint: venv
 	$(PY) -m mypy
 	@out=$$(gofmt -l go); if [ -n "$$out" ]; then echo "gofmt: needs formatting: $$out" >&2; exit 1; fi
-	cd go && go vet ./...
+	cd go && go vet -trimpath ./...
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache

@@ -11,8 +11,13 @@ from schedgate import scheduled_on, unschedulable, wait_for
 from schedgate.gpu import PACKING, fill_gpus, gpu_pod
 
 
+ATTEMPTS = "scheduler_schedule_attempts_total"
+
+
 def test_gpu_pod_stays_unschedulable_while_only_nodes_without_the_network_have_room(cluster, ns, events):
     net, plain, cpu = cluster.pool("gpu-net"), cluster.pool("gpu-plain"), cluster.pool("cpu")
+    scheduler = cluster.scheduler(PACKING)
+    before = scheduler.metrics()
     fillers = fill_gpus(ns, net)  # every network GPU is taken; gpu-plain nodes are empty
 
     pod = gpu_pod("infer").create(ns)
@@ -24,6 +29,15 @@ def test_gpu_pod_stays_unschedulable_while_only_nodes_without_the_network_have_r
     events.expect_failed_scheduling(pod, by=PACKING, message=rf"\b{len(net)} Insufficient nvidia\.com/gpu")
     events.expect_failed_scheduling(
         pod, by=PACKING, message=rf"\b{len(plain) + len(cpu)} node\(s\) didn't match Pod's node affinity/selector")
+    # The scheduler counts it as a rejection, not an error, and parks it with the plugins that rejected it.
+    unsched = before.value(ATTEMPTS, profile=PACKING, result="unschedulable")
+    after = scheduler.wait_for_metrics(
+        lambda m: m.value(ATTEMPTS, profile=PACKING, result="unschedulable") > unsched, "counting the rejection")
+    assert after.value(ATTEMPTS, profile=PACKING, result="error") == before.value(ATTEMPTS, profile=PACKING,
+                                                                                    result="error")
+    parked = {p: after.value("scheduler_unschedulable_pods", profile=PACKING, plugin=p)
+              for p in ("NodeAffinity", "NodeResourcesFit")}
+    assert parked == {"NodeAffinity": 1, "NodeResourcesFit": 1}
 
     # A network node gets room: the pod binds there, and only there.
     freed = net[1]

@@ -151,7 +151,7 @@ class Pod:
 
     @property
     def uid(self) -> str:
-        return ((self.raw or {}).get("metadata") or {}).get("uid", "")
+        return str(((self.raw or {}).get("metadata") or {}).get("uid", ""))
 
     def condition(self, ctype: str = "PodScheduled") -> dict[str, Any] | None:
         return pod_condition(self.raw or {}, ctype)

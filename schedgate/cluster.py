@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
+from schedgate.api import read_json
 from schedgate.definitions import GPU, ClusterDefinition, NodeSpec, Taint
 from schedgate.errors import ComponentError
 from schedgate.procs import Proc
@@ -66,8 +67,9 @@ class Cluster:
         return f"Cluster({self.provider}, {self.definition.name}, {len(self.node_names)} nodes)"
 
     def __post_init__(self) -> None:
-        self.core = k8s.CoreV1Api(self.api)
-        self.events_api = k8s.EventsV1Api(self.api)
+        # Typed as Any: the API takes plain dict manifests, which the client's stubs do not model.
+        self.core: Any = k8s.CoreV1Api(self.api)
+        self.events_api: Any = k8s.EventsV1Api(self.api)
 
     # -- topology ----------------------------------------------------------
     def pool(self, name: str) -> list[str]:
@@ -118,12 +120,11 @@ class Cluster:
     # -- pods --------------------------------------------------------------
     def read_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:
-            resp = self.core.read_namespaced_pod(name, namespace, _preload_content=False)
+            return read_json(self.core.read_namespaced_pod, name, namespace)
         except ApiException as e:
             if e.status == 404:
                 return None
             raise
-        return json.loads(resp.data)
 
     def delete_pod(self, namespace: str, name: str) -> None:
         try:
@@ -154,7 +155,7 @@ class Cluster:
     # -- nodes -------------------------------------------------------------
     def _node(self, name: str) -> dict[str, Any] | None:
         try:
-            return json.loads(self.core.read_node(name, _preload_content=False).data)
+            return read_json(self.core.read_node, name)
         except ApiException as e:
             if e.status == 404:
                 return None

@@ -185,12 +185,13 @@ class _Validator:
         for key in required:
             if key not in value or value[key] is None:
                 self.fail(_join(where, key), "required field is missing")
-        return value
+        out: dict[str, Any] = value
+        return out
 
     def dns_label(self, value: Any, where: str) -> str:
         if not isinstance(value, str) or not _DNS_LABEL.match(value):
             self.fail(where, f"must be a DNS label (lowercase letters, digits, '-'), got {value!r}")
-        return value
+        return str(value)
 
     def pool(self, raw: Any, where: str) -> Pool:
         m = self.mapping(raw, where, required=("name", "count", "capacity"),

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
+from schedgate.api import read_json
 from schedgate.waits import DEFAULT_TIMEOUT, MATCH, Check, pending, wait_for_items
 
 if TYPE_CHECKING:
@@ -48,8 +49,9 @@ class EventLog:
         self.ns.cluster.check_health()
 
     def all(self) -> list[dict[str, Any]]:
-        resp = self.ns.cluster.events_api.list_namespaced_event(self.ns.name)
-        return [self.ns.cluster.api.sanitize_for_serialization(e) for e in resp.items]
+        doc = read_json(self.ns.cluster.events_api.list_namespaced_event, self.ns.name)
+        items: list[dict[str, Any]] = doc.get("items") or []
+        return items
 
     def for_pod(self, pod: "Pod") -> list[dict[str, Any]]:
         return [e for e in self.all() if _about(e, pod)]

@@ -71,7 +71,7 @@ class LocalControlPlane:
 
         etcd_port, peer_port = free_port(), free_port()
         etcd = self.run.start("etcd", [
-            self.bins.etcd, "--name=schedgate", f"--data-dir={self.run.path / 'etcd'}",
+            str(self.bins.etcd), "--name=schedgate", f"--data-dir={self.run.path / 'etcd'}",
             f"--listen-client-urls=http://127.0.0.1:{etcd_port}",
             f"--advertise-client-urls=http://127.0.0.1:{etcd_port}",
             f"--listen-peer-urls=http://127.0.0.1:{peer_port}",
@@ -86,7 +86,7 @@ class LocalControlPlane:
         self.api_port = free_port()
         pki = self.pki
         api = self.run.start("kube-apiserver", [
-            self.bins.kube_apiserver,
+            str(self.bins.kube_apiserver),
             f"--etcd-servers=http://127.0.0.1:{etcd_port}",
             "--bind-address=127.0.0.1", f"--secure-port={self.api_port}", "--advertise-address=127.0.0.1",
             f"--tls-cert-file={pki / 'serving.crt'}", f"--tls-private-key-file={pki / 'serving.key'}",
@@ -108,7 +108,7 @@ class LocalControlPlane:
     def launch_controllers(self) -> tuple[Proc, Callable[[], bool]]:
         port = free_port()
         kcm = self.run.start("kube-controller-manager", [
-            self.bins.kube_controller_manager,
+            str(self.bins.kube_controller_manager),
             f"--kubeconfig={self.kubeconfig('kube-controller-manager')}",
             f"--controllers={CONTROLLERS}", "--leader-elect=false",
             "--bind-address=127.0.0.1", f"--secure-port={port}",

@@ -8,7 +8,7 @@ prints what the scenarios measured.
 
 from __future__ import annotations
 
-from typing import Generator
+from typing import Any, Generator
 
 import pytest
 
@@ -39,16 +39,18 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     except SchedgateError:
         version = "unknown"
     binary = req.scheduler_binary or "built from go/ (pinned)"
+    replaced = req.scheduler_config.effective(kubeconfig="<schedgate's kubeconfig>").replaced
     return [
         f"schedgate: provider={req.provider} kubernetes={version} "
         f"cluster={req.definition.source} ({len(req.definition.nodes())} nodes)",
         f"schedgate: scheduler config={req.scheduler_config.source} "
         f"profiles={','.join(req.scheduler_config.profile_names)} binary={binary}",
+        *(f"schedgate: {req.scheduler_config.source}: {r}" for r in replaced),
     ]
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, None, None]:
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
     rep = outcome.get_result()
     started = started_of(item.config)
@@ -75,6 +77,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             if getattr(rep, "when", None) == "call":
                 rows += [(rep.nodeid, k, v) for k, v in figures(rep.user_properties)]
     started = started_of(terminalreporter.config)
+    if started is not None and started.reaped:
+        terminalreporter.write_line(f"schedgate: removed what crashed runs left: {'; '.join(started.reaped)}")
     if started is not None:
         t = started.cluster.timings
         rows.append(("cluster start", "start to ready (s)", f"{t.get('total', 0):.2f}"))
@@ -85,4 +89,4 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             terminalreporter.write_line(f"{(n + ' :: ' + k).ljust(width)}  {v}")
     if started is not None and started.run_dir.exists() and terminalreporter.config.getoption("keep_cluster"):
         terminalreporter.write_line(f"schedgate: cluster kept running; export KUBECONFIG={started.cluster.kubeconfig}")
-        terminalreporter.write_line(f"schedgate: stop it with: python -m schedgate.procs --down {started.run_dir}")
+        terminalreporter.write_line(f"schedgate: stop it with: python -m schedgate.procs down {started.run_dir}")

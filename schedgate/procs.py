@@ -174,19 +174,55 @@ def reap_orphans(tmp: Path | None = None) -> list[str]:
         if pid_s != "0" and _start_time(int(pid_s)) == start:
             continue  # its owner is still running
         if (run / "keep").exists():
-            continue  # kept on purpose (--keep-cluster); `schedgate down` removes it
-        try:
-            lines = (run / "pids").read_text().splitlines()
-        except OSError:
-            lines = []
-        for line in lines:
-            pid = int(line.split()[0])
-            if str(run) in _cmdline(pid):  # only our own child, never a reused pid
-                try:
-                    os.killpg(pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                reaped.append(f"process {pid} ({line.split()[1]})")
-        shutil.rmtree(run, ignore_errors=True)
-        reaped.append(f"folder {run}")
+            continue  # kept on purpose (--keep-cluster); `python -m schedgate.procs down DIR` removes it
+        reaped += remove_run(run)
     return reaped
+
+
+def remove_run(run: Path) -> list[str]:
+    """Kill a run's processes (only those still pointing into it) and delete its folder."""
+    removed: list[str] = []
+    try:
+        lines = (run / "pids").read_text().splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        pid_s, name = line.split(maxsplit=1)
+        pid = int(pid_s)
+        if str(run) in _cmdline(pid):  # only our own child, never a reused pid
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            removed.append(f"process {pid} ({name})")
+    shutil.rmtree(run, ignore_errors=True)
+    removed.append(f"folder {run}")
+    return removed
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m schedgate.procs down RUN_DIR`` stops a kept cluster; ``reap`` cleans crashed runs."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(prog="python -m schedgate.procs")
+    sub = ap.add_subparsers(dest="action", required=True)
+    down = sub.add_parser("down", help="stop a cluster left running by --keep-cluster")
+    down.add_argument("run_dir", type=Path)
+    sub.add_parser("reap", help="remove what crashed runs left behind")
+    args = ap.parse_args(argv)
+    if args.action == "down":
+        run = args.run_dir.resolve()
+        if not run.name.startswith(RUN_PREFIX) or not (run / "owner").exists():
+            print(f"schedgate: {run}: not a schedgate run folder", file=sys.stderr)
+            return 2
+        done = remove_run(run)
+    else:
+        done = reap_orphans()
+    for d in done:
+        print(f"schedgate: removed {d}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -71,12 +71,12 @@ def _start_local(req: ClusterRequest, bins: Binaries, reaped: list[str]) -> Star
                            scheduler_binary=Path(req.scheduler_binary or bins.kube_scheduler))
     try:
         cp.start_api()
-        api = kube_config.new_client_from_config(config_file=str(cp.admin_kubeconfig))
+        api = kube_config.new_client_from_config(config_file=str(cp.admin_kubeconfig))  # type: ignore[no-untyped-call]
         lease = req.scheduler_config.lease_name
         from kubernetes import utils
 
         for obj in scheduler_rbac(lease, user_subject(under_test_user(lease)), lease):
-            utils.create_from_dict(api, obj)
+            utils.create_from_dict(api, obj)  # type: ignore[no-untyped-call]
 
         def components() -> list:  # type: ignore[type-arg]
             procs = cp.components()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import http.client
 import ssl
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -108,6 +110,29 @@ class SchedulerProcess:
 
     def metrics(self) -> MetricsSnapshot:
         return parse_metrics(self.metrics_text())
+
+    def wait_for_metrics(self, accept: Callable[[MetricsSnapshot], bool], description: str,
+                         timeout: float = 15.0) -> MetricsSnapshot:
+        """Scrape /metrics until ``accept`` holds, under a hard deadline.
+
+        /metrics offers no watch, so this polls (every 100 ms); the scheduler
+        updates its counters right after the pod's status, so a few scrapes do.
+        """
+        deadline = time.monotonic() + timeout
+        pause = threading.Event()
+        while True:
+            snap = self.metrics()
+            if accept(snap):
+                return snap
+            if self.died():
+                raise ComponentError(f"scheduler {self.name} died while waiting for metrics: {description}")
+            if time.monotonic() > deadline:
+                raise MetricsTimeout(f"scheduler {self.name}: metrics not {description} after {timeout:.0f}s")
+            pause.wait(0.1)
+
+
+class MetricsTimeout(AssertionError):
+    """A scheduler's metrics did not reach the awaited values before the deadline."""
 
 
 SchedulerFactory = Callable[[SchedulerConfig, Path], SchedulerProcess]

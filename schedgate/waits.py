@@ -25,6 +25,8 @@ from typing import Any, Callable, Iterable, Protocol
 
 from kubernetes.client.exceptions import ApiException
 
+from schedgate.api import read, read_json
+
 DEFAULT_TIMEOUT = 30.0
 _WATCH_CHUNK = 2  # seconds a single watch request may block before liveness is re-checked
 
@@ -61,7 +63,8 @@ def fail(why: str) -> Check:
 
 
 class Matcher(Protocol):
-    description: str
+    @property
+    def description(self) -> str: ...
 
     def __call__(self, obj: dict[str, Any] | None) -> Check: ...
 
@@ -79,10 +82,8 @@ class FnMatcher:
 
 
 def pod_condition(pod: dict[str, Any], ctype: str = "PodScheduled") -> dict[str, Any] | None:
-    for c in (pod.get("status") or {}).get("conditions") or []:
-        if c.get("type") == ctype:
-            return c
-    return None
+    conditions: list[dict[str, Any]] = (pod.get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c.get("type") == ctype), None)
 
 
 def describe_pod(pod: dict[str, Any] | None) -> str:
@@ -223,7 +224,7 @@ def wait_for_items(target: Collection, accept: Callable[[list[dict[str, Any]]], 
             raise WaitTimeout(f"{target.describe()}: not {description} after {timeout:.0f}s"
                               + (f" ({why})" if why else ""))
         try:
-            resp = fn(*args, **dict(kwargs, watch=True, _preload_content=False, resource_version=rv,
+            resp = read(fn, *args, **dict(kwargs, watch=True, _preload_content=False, resource_version=rv,
                                     timeout_seconds=max(1, int(min(remaining, _WATCH_CHUNK))),
                                     _request_timeout=min(remaining, _WATCH_CHUNK) + 5,
                                     allow_watch_bookmarks=True))
@@ -265,7 +266,6 @@ def wait_for_items(target: Collection, accept: Callable[[list[dict[str, Any]]], 
 
 def _list(fn: Callable[..., Any], args: tuple[Any, ...],
           kwargs: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], str]:
-    resp = fn(*args, **dict(kwargs, _preload_content=False))
-    doc = json.loads(resp.data)
+    doc = read_json(fn, *args, **kwargs)
     items = {i["metadata"]["uid"]: i for i in doc.get("items") or []}
     return items, doc["metadata"]["resourceVersion"]

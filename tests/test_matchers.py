@@ -75,3 +75,30 @@ odd{label="with \\"quote\\""} 1.5e3
     assert m.value("scheduler_pending_pods", queue="backoff") == 0
     assert m.select("odd")[0].labels == {"label": 'with "quote"'}
     assert m.value("odd") == 1500
+
+
+def test_only_transient_api_errors_are_retried():
+    from kubernetes.client.exceptions import ApiException
+
+    from schedgate.api import is_transient, read
+
+    assert is_transient(ApiException(status=503)) and is_transient(ApiException(status=429))
+    assert not is_transient(ApiException(status=404)) and not is_transient(ApiException(status=409))
+    calls = []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) < 3:
+            raise ApiException(status=503)
+        return "ok"
+
+    assert read(flaky) == "ok" and len(calls) == 3
+
+    def missing():
+        calls.append(1)
+        raise ApiException(status=404)
+
+    calls.clear()
+    with pytest.raises(ApiException):
+        read(missing)
+    assert len(calls) == 1
