@@ -1,0 +1,53 @@
+"""Node operations change what the scheduler sees, and are undone before the next test."""
+
+from __future__ import annotations
+
+from schedgate import GPU, HIGH_SPEED_NET, scheduled_on, unschedulable, wait_for
+from schedgate.gpu import gpu_pod
+
+
+def node_state(cluster, name):
+    n = cluster.core.read_node(name)
+    taints = sorted((t.key, t.value or "", t.effect) for t in (n.spec.taints or []))
+    return dict(n.metadata.labels or {}), taints, dict(n.status.allocatable or {}), bool(n.spec.unschedulable)
+
+
+def test_every_node_operation_is_undone_by_the_reset(cluster, ns):
+    a, b = cluster.pool("gpu-net")[:2]
+    want = {n: node_state(cluster, n) for n in (a, b)}
+
+    cluster.unlabel(a, HIGH_SPEED_NET)
+    cluster.label(a, "extra", "yes")
+    cluster.taint(a, "broken", "true", "NoSchedule")
+    cluster.set_gpus(a, 3)
+    cluster.delete_node(b)
+    assert node_state(cluster, a) != want[a]
+
+    assert cluster.apply_nodes() is True
+    assert {n: node_state(cluster, n) for n in (a, b)} == want
+    assert cluster.apply_nodes() is False, "a second reset must find nothing to change"
+    cluster.sync_schedulers()
+
+
+def test_a_taint_added_in_a_test_keeps_pods_off_the_node(cluster, ns):
+    net = cluster.pool("gpu-net")
+    for node in net[1:]:
+        cluster.taint(node, "maintenance", "true")
+    pod = gpu_pod("infer").create(ns)
+    wait_for(pod, scheduled_on(net[:1], never=net[1:]))
+
+
+def test_a_deleted_node_is_gone_for_the_scheduler(cluster, ns):
+    net = cluster.pool("gpu-net")
+    for node in net:
+        cluster.delete_node(node)
+    pod = gpu_pod("infer").create(ns)
+    wait_for(pod, unschedulable(message=rf"^0/{cluster.node_count() - len(net)} nodes are available"))
+
+
+def test_gpu_capacity_changes_show_in_allocatable(cluster):
+    node = cluster.pool("gpu-net")[0]
+    cluster.set_gpus(node, 2)
+    assert cluster.gpus_allocatable(node) == 2
+    assert cluster.core.read_node(node).status.capacity[GPU] == "2"
+
