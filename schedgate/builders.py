@@ -77,7 +77,8 @@ class PodBuilder:
 
     def obj(self, image: str = "schedgate.invalid/placeholder:0") -> dict[str, Any]:
         """The Pod manifest, as a fresh dict."""
-        resources = {"requests": dict(self.requests), "limits": {r: q for r, q in self.requests if r == GPU}}
+        # Extended resources (a domain-qualified name) cannot be overcommitted: limits must equal requests.
+        resources = {"requests": dict(self.requests), "limits": {r: q for r, q in self.requests if "/" in r}}
         spec: dict[str, Any] = {
             "schedulerName": self.scheduler_name,
             "automountServiceAccountToken": False,

@@ -27,6 +27,7 @@ from schedgate.waits import MATCH, Check, WaitTimeout, WrongOutcome, pending, sc
 if TYPE_CHECKING:
     from schedgate.builders import Pod, PodBuilder
     from schedgate.events import EventLog
+    from schedgate.schedconfig import SchedulerConfig
     from schedgate.scheduler import SchedulerProcess
 
 SYNC_NODE = "schedgate-sync"
@@ -57,6 +58,8 @@ class Cluster:
     kubernetes_version: str
     schedulers: Mapping[str, "SchedulerProcess"]
     components: Callable[[], list[Proc]]
+    launcher: "Callable[[SchedulerConfig, Path | None], SchedulerProcess] | None" = None
+    retirer: "Callable[[SchedulerProcess], None] | None" = None
     api_only_nodes: bool = True
     pod_image: str = "schedgate.invalid/placeholder:0"
     timings: dict[str, float] = field(default_factory=dict)
@@ -86,6 +89,19 @@ class Cluster:
     def node_count(self) -> int:
         """Nodes the scheduler sees: the definition's plus the sync node."""
         return len(self.node_names) + 1
+
+    def start_scheduler(self, config: "SchedulerConfig", binary: Path | None = None) -> "SchedulerProcess":
+        """Start another scheduler process for ``config``'s profiles, with its own identity and lease."""
+        if self.launcher is None:
+            raise ComponentError(f"the {self.provider} provider cannot start more schedulers")
+        taken = sorted(set(config.profile_names) & set(self.schedulers))
+        if taken:
+            raise ComponentError(f"profile(s) {taken} are already served by a running scheduler")
+        return self.launcher(config, binary)
+
+    def stop_scheduler(self, proc: "SchedulerProcess") -> None:
+        if self.retirer is not None:
+            self.retirer(proc)
 
     def scheduler(self, profile: str) -> "SchedulerProcess":
         try:

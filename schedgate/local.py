@@ -64,9 +64,7 @@ class LocalControlPlane:
                       f"kube-scheduler={DEFAULT_SCHEDULER_USER}",
                       f"kube-controller-manager={CONTROLLER_MANAGER_USER}",
                       f"under-test={under_test_user(lease)}"]
-        out = subprocess.run([str(self.bins.pki), str(self.pki), *identities], capture_output=True, text=True)
-        if out.returncode != 0:
-            raise ComponentError(f"schedgate-pki failed: {out.stderr.strip()}")
+        self._pki(identities)
         self.timings["pki"] = time.monotonic() - t0
 
         etcd_port, peer_port = free_port(), free_port()
@@ -141,6 +139,27 @@ class LocalControlPlane:
         wait_ready(kcm, kcm_ready, 60, "GET /healthz")
         self.timings["schedulers+controllers"] = time.monotonic() - t0
         return [default, under_test]
+
+    def add_scheduler(self, config: SchedulerConfig, binary: Path) -> SchedulerProcess:
+        """Start one more scheduler, under its own user, while the cluster runs."""
+        lease = config.lease_name
+        identity = "sched-" + "".join(c if c.isalnum() or c == "-" else "-" for c in lease)
+        self._pki([f"{identity}={under_test_user(lease)}"])
+        self._write_kubeconfig(identity)
+        proc = self.scheduler(config, binary, identity, lease)
+        proc.start()
+        return proc
+
+    def remove_scheduler(self, proc: SchedulerProcess) -> None:
+        proc.stop()
+        for profile in proc.profiles:
+            if self.schedulers.get(profile) is proc:
+                del self.schedulers[profile]
+
+    def _pki(self, identities: list[str]) -> None:
+        out = subprocess.run([str(self.bins.pki), str(self.pki), *identities], capture_output=True, text=True)
+        if out.returncode != 0:
+            raise ComponentError(f"schedgate-pki failed: {out.stderr.strip()}")
 
     def kubeconfig(self, identity: str) -> Path:
         return self.run.path / f"{identity}.kubeconfig"

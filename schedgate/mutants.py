@@ -1,7 +1,10 @@
 """``make mutants``: the scenario suite against deliberately broken schedulers.
 
 Each file in ``clusters/mutants/`` is a scheduler configuration with one
-defect, described in its first comment line (``# mutant: ...``). The suite runs
+defect, described in its first comment line (``# mutant: ...``). It replaces
+the profile under test (``--scheduler-config``) unless a ``# option: --NAME``
+line names another option that takes a configuration file (for example
+``--hard-extender-config``). The suite runs
 once with the correct configuration, which must pass, and once per mutant,
 which must fail. A mutant counts as caught only when a scenario fails on an
 assertion in its test body: a scheduler that refuses to start, or an error in
@@ -72,18 +75,23 @@ class Result:
         return f"pytest exited {self.exit_code}: {self.output_tail}"
 
 
-def describe(path: Path) -> str:
+def header(path: Path, key: str, default: str) -> str:
     for line in path.read_text().splitlines():
-        if line.startswith("# mutant:"):
-            return line.removeprefix("# mutant:").strip()
-    return "(no '# mutant:' line)"
+        if line.startswith(f"# {key}:"):
+            return line.split(":", 1)[1].strip()
+    return default
+
+
+def describe(path: Path) -> str:
+    return header(path, "mutant", "(no '# mutant:' line)")
 
 
 def run_suite(config: Path, suite: str, extra: list[str]) -> Result:
     with tempfile.TemporaryDirectory(prefix="schedgate-mutant-") as tmp:
         report = Path(tmp) / "failures.jsonl"
         env = dict(os.environ, **{_REPORT_ENV: str(report)})
-        cmd = [sys.executable, "-m", "pytest", suite, f"--scheduler-config={config}", "-p", "schedgate.mutants",
+        option = header(config, "option", "--scheduler-config")
+        cmd = [sys.executable, "-m", "pytest", suite, f"{option}={config}", "-p", "schedgate.mutants",
                "-q", "-p", "no:cacheprovider", "--no-header", *extra]
         started = time.monotonic()
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True)

@@ -10,11 +10,12 @@ import pytest
 from schedgate.definitions import load_definition
 from schedgate.errors import SchedgateError
 from schedgate.providers import PROVIDERS, ClusterRequest
-from schedgate.schedconfig import load_scheduler_config
+from schedgate.schedconfig import SchedulerConfig, load_scheduler_config
 
 PROJECT = Path(__file__).resolve().parent.parent
 DEFAULT_CLUSTER = "clusters/inference.yaml"
 DEFAULT_SCHEDULER_CONFIG = "clusters/profiles/gpu-packing-scheduler.yaml"
+EXTENDER_KINDS = ("hard", "soft")
 
 
 def add_options(parser: pytest.Parser) -> None:
@@ -31,6 +32,10 @@ def add_options(parser: pytest.Parser) -> None:
     g.addoption("--bin-dir", metavar="DIR", default=None,
                 help="prebuilt etcd, kube-apiserver, kube-controller-manager, kube-scheduler, schedgate-pki "
                      "(default: build them from go/ into the cache)")
+    for kind in EXTENDER_KINDS:
+        g.addoption(f"--{kind}-extender-config", metavar="FILE", default=None,
+                    help=f"scheduler configuration whose extender is a {kind} dependency "
+                         f"(default: clusters/profiles/extender-{kind}.yaml)")
     g.addoption("--keep-cluster", action="store_true",
                 help="leave the cluster running after the run and print how to reach it")
     parser.addini("schedgate_cluster", "default cluster definition file", default=None)
@@ -76,8 +81,19 @@ def request_from(config: pytest.Config) -> ClusterRequest:
                          scheduler_config=sched, scheduler_binary=Path(binary).resolve() if binary else None,
                          bin_dir=Path(bin_dir).resolve() if bin_dir else None,
                          keep=bool(config.getoption("keep_cluster")))
+    for kind in EXTENDER_KINDS:
+        extender_config(config, kind)  # a bad file fails before anything starts
     config.stash[_REQUEST] = req
     return req
 
 
 _REQUEST = pytest.StashKey[ClusterRequest]()
+
+
+def extender_config(config: pytest.Config, kind: str) -> SchedulerConfig:
+    """The configuration for the ``hard`` or ``soft`` extender scheduler (validated)."""
+    path = config.getoption(f"{kind}_extender_config")
+    p = Path(path) if path else PROJECT / f"clusters/profiles/extender-{kind}.yaml"
+    if not p.is_absolute():
+        p = Path(config.invocation_params.dir) / p
+    return load_scheduler_config(_shown(p))

@@ -13,7 +13,15 @@ from typing import Any, Generator
 import pytest
 
 from schedgate.errors import SchedgateError
-from schedgate.fixtures import cluster, events, ns, report, schedgate_session  # noqa: F401  (fixtures)
+from schedgate.fixtures import (  # noqa: F401  (fixtures)
+    cluster,
+    events,
+    extender,
+    extender_scheduler,
+    ns,
+    report,
+    schedgate_session,
+)
 from schedgate.fixtures.cluster import started_of
 from schedgate.options import add_options, request_from
 from schedgate.report import figures

@@ -21,6 +21,7 @@ from schedgate.local import LocalControlPlane, under_test_user
 from schedgate.procs import RunDir, reap_orphans
 from schedgate.rbac import scheduler_rbac, user_subject
 from schedgate.schedconfig import SchedulerConfig
+from schedgate.scheduler import SchedulerProcess
 from schedgate.toolchain import Binaries, ensure_binaries, pinned_kubernetes_version
 
 PROVIDERS = ("local",)
@@ -83,9 +84,20 @@ def _start_local(req: ClusterRequest, bins: Binaries, reaped: list[str]) -> Star
             procs += [s.proc for s in {id(s): s for s in cp.schedulers.values()}.values() if s.proc]
             return procs
 
+        def launch(config: SchedulerConfig, binary: Path | None) -> SchedulerProcess:
+            lease = config.lease_name
+            for obj in scheduler_rbac(lease, user_subject(under_test_user(lease)), lease):
+                try:
+                    utils.create_from_dict(api, obj)  # type: ignore[no-untyped-call]
+                except utils.FailToCreateError as e:
+                    if not all(getattr(x, "status", None) == 409 for x in e.api_exceptions):
+                        raise
+            return cp.add_scheduler(config, Path(binary or req.scheduler_binary or bins.kube_scheduler))
+
         cluster = Cluster(provider="local", definition=req.definition, kubeconfig=cp.admin_kubeconfig, api=api,
                           kubernetes_version=bins.kubernetes_version, schedulers=cp.schedulers,
-                          components=components, api_only_nodes=True, timings=cp.timings)
+                          components=components, launcher=launch, retirer=cp.remove_scheduler,
+                          api_only_nodes=True, timings=cp.timings)
         t_nodes = time.monotonic()
         cluster.apply_nodes()
         cp.timings["nodes"] = time.monotonic() - t_nodes

@@ -25,6 +25,8 @@ API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
 DEFAULT_SCHEDULER = "default-scheduler"
 LEASE_NAMESPACE = "kube-system"
+# An extender urlPrefix that schedgate replaces with the URL of the extender it runs.
+EXTENDER_PLACEHOLDER = "schedgate:extender"
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,14 @@ class SchedulerConfig:
     def lease_name(self) -> str:
         """The lease this scheduler holds: named after its first profile."""
         return self.profile_names[0]
+
+    def with_extender(self, url: str) -> "SchedulerConfig":
+        """This configuration with every ``urlPrefix: schedgate:extender`` pointed at ``url``."""
+        doc = copy.deepcopy(self.doc)
+        for ext in doc.get("extenders") or []:
+            if ext.get("urlPrefix") == EXTENDER_PLACEHOLDER:
+                ext["urlPrefix"] = url
+        return SchedulerConfig(source=self.source, doc=doc, fragment=self.fragment)
 
     def effective(self, kubeconfig: str, lease: str | None = None) -> "EffectiveConfig":
         """The configuration the scheduler is started with, and what was replaced."""

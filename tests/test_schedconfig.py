@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from schedgate.errors import DefinitionError
+from schedgate.mutants import header
 from schedgate.schedconfig import load_scheduler_config, parse_scheduler_config
 
 ROOT = Path(__file__).parent.parent
@@ -86,5 +87,10 @@ def test_every_mutant_is_a_valid_configuration_with_a_description():
     assert len(mutants) >= 6
     for m in mutants:
         cfg = load_scheduler_config(m)
-        assert "gpu-packing-scheduler" in cfg.profile_names, m
+        replaces = header(m, "option", "--scheduler-config")
+        assert replaces in ("--scheduler-config", "--hard-extender-config", "--soft-extender-config"), m
+        # A mutant keeps the profile names of what it replaces, so the same scenarios run against it.
+        original = {"--scheduler-config": "gpu-packing-scheduler", "--hard-extender-config": "gpu-extender-hard",
+                    "--soft-extender-config": "gpu-extender-soft"}[replaces]
+        assert original in cfg.profile_names, m
         assert m.read_text().startswith("# mutant: "), m

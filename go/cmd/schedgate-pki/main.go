@@ -5,7 +5,8 @@
 // It writes ca.{crt,key}, serving.{crt,key} (valid for 127.0.0.1, ::1 and
 // localhost), the service-account key pair sa.{key,pub}, and one client
 // certificate NAME.{crt,key} per identity argument. Every key is ECDSA P-256
-// and lives one day: the files belong to one test run.
+// and lives one day: the files belong to one test run. When DIR already holds
+// a CA, only the identity certificates are issued, signed by that CA.
 package main
 
 import (
@@ -59,6 +60,11 @@ func run(args []string) error {
 		return err
 	}
 	now := time.Now()
+	if ca, caKey, err := loadCA(dir); err == nil {
+		return issueIdentities(dir, ca, caKey, now, ids, now.UnixNano())
+	} else if !os.IsNotExist(err) {
+		return err
+	}
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return err
@@ -83,23 +89,7 @@ func run(args []string) error {
 	if err := writePair(dir, "ca", caDER, caKey); err != nil {
 		return err
 	}
-	serial := int64(2)
-	issue := func(name string, tmpl *x509.Certificate) error {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return err
-		}
-		tmpl.SerialNumber = big.NewInt(serial)
-		serial++
-		tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Minute), now.Add(24*time.Hour)
-		tmpl.KeyUsage = x509.KeyUsageDigitalSignature
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		return writePair(dir, name, der, key)
-	}
-	if err := issue("serving", &x509.Certificate{
+	if err := issue(dir, ca, caKey, now, "serving", 2, &x509.Certificate{
 		Subject:     pkix.Name{CommonName: "schedgate-serving"},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		DNSNames:    []string{"localhost"},
@@ -107,17 +97,8 @@ func run(args []string) error {
 	}); err != nil {
 		return err
 	}
-	for _, id := range ids {
-		subject := pkix.Name{CommonName: id.cn}
-		if id.org != "" {
-			subject.Organization = []string{id.org}
-		}
-		if err := issue(id.file, &x509.Certificate{
-			Subject:     subject,
-			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-		}); err != nil {
-			return err
-		}
+	if err := issueIdentities(dir, ca, caKey, now, ids, 3); err != nil {
+		return err
 	}
 	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -131,6 +112,62 @@ func run(args []string) error {
 		return err
 	}
 	return writeKey(filepath.Join(dir, "sa.key"), saKey)
+}
+
+func issueIdentities(dir string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, now time.Time, ids []identity, serial int64) error {
+	for i, id := range ids {
+		subject := pkix.Name{CommonName: id.cn}
+		if id.org != "" {
+			subject.Organization = []string{id.org}
+		}
+		if err := issue(dir, ca, caKey, now, id.file, serial+int64(i), &x509.Certificate{
+			Subject:     subject,
+			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func issue(dir string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, now time.Time, name string, serial int64, tmpl *x509.Certificate) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	tmpl.SerialNumber = big.NewInt(serial)
+	tmpl.NotBefore, tmpl.NotAfter = now.Add(-time.Minute), now.Add(24*time.Hour)
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return writePair(dir, name, der, key)
+}
+
+func loadCA(dir string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	certPEM, err := os.ReadFile(filepath.Join(dir, "ca.crt"))
+	if err != nil {
+		return nil, nil, err
+	}
+	keyPEM, err := os.ReadFile(filepath.Join(dir, "ca.key"))
+	if err != nil {
+		return nil, nil, err
+	}
+	cb, _ := pem.Decode(certPEM)
+	kb, _ := pem.Decode(keyPEM)
+	if cb == nil || kb == nil {
+		return nil, nil, fmt.Errorf("%s: ca.crt or ca.key is not PEM", dir)
+	}
+	ca, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	key, err := x509.ParseECPrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ca, key, nil
 }
 
 func writePair(dir, name string, certDER []byte, key *ecdsa.PrivateKey) error {
