@@ -7,6 +7,7 @@ they leave can be counted) or use the session cluster.
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -121,7 +122,8 @@ def test_components_die_with_a_killed_run_and_the_next_run_reaps_its_folder(tmp_
     left = run_dirs(tmp_path)
     assert len(left) == 1, "a SIGKILLed run cannot clean its folder; the next run must"
     # PR_SET_PDEATHSIG: every component got SIGKILL when its parent died.
-    wait_until(lambda: our_processes(tmp_path) == [], what=f"components of {left[0]} to exit")
+    wait_for_exit([int(p.split(":")[0]) for p in our_processes(tmp_path)], what=f"components of {left[0]} to exit")
+    assert our_processes(tmp_path) == []
     from schedgate.procs import reap_orphans
 
     reaped = reap_orphans(tmp_path)
@@ -165,11 +167,23 @@ def test_a_scheduler_crash_fails_the_wait_at_once_instead_of_running_out_the_clo
     wait_for(late, scheduled_on(cluster.nodes_except("train")), timeout=30)
 
 
-def wait_until(cond, what: str, timeout: float = 10.0) -> None:
-    """Poll a process-table condition (there is nothing to watch) under a hard deadline."""
+def wait_for_exit(pids: list[int], what: str, timeout: float = 10.0) -> None:
+    """Wait until every pid has exited: a pidfd becomes readable when its process ends."""
+    fds = []
+    for pid in pids:
+        try:
+            fds.append(os.pidfd_open(pid))
+        except ProcessLookupError:
+            continue  # already gone
     deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        os.sched_yield()
-        time.sleep(0.05)  # allow-sleep: polling /proc, which offers no watch
+    try:
+        pending = list(fds)
+        while pending:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+            ready, _, _ = select.select(pending, [], [], remaining)
+            pending = [fd for fd in pending if fd not in ready]
+    finally:
+        for fd in fds:
+            os.close(fd)
