@@ -16,7 +16,7 @@ help:
 	@echo "make mutants   run the suite against each broken scheduler in clusters/mutants"
 	@echo "make bench     print start-up, suite and bind-latency figures"
 	@echo "make tools     build the pinned etcd, kube-apiserver, kube-controller-manager, kube-scheduler"
-	@echo "make lint      mypy (strict) on the package, gofmt and go vet on go/"
+	@echo "make lint      ruff, mypy (strict) on the package, gofmt and go vet on go/"
 	@echo "options: ARGS='--scheduler-config FILE --scheduler-binary FILE ...' (see README)"
 
 $(VENV)/.installed: pyproject.toml
@@ -47,6 +47,7 @@ bench: tools
 	$(PY) bench/run.py $(ARGS)
 
 lint: venv
+	$(PY) -m ruff check schedgate fixtures e2e tests bench
 	$(PY) -m mypy
 	@out=$$(gofmt -l go); if [ -n "$$out" ]; then echo "gofmt: needs formatting: $$out" >&2; exit 1; fi
 	cd go && go vet -trimpath ./...

@@ -10,7 +10,6 @@ from __future__ import annotations
 from schedgate import scheduled_on, unschedulable, wait_for
 from schedgate.gpu import PACKING, fill_gpus, gpu_pod
 
-
 ATTEMPTS = "scheduler_schedule_attempts_total"
 
 

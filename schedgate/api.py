@@ -8,7 +8,8 @@ retried create could double-apply).
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import urllib3
 from kubernetes.client.exceptions import ApiException

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from schedgate.definitions import GPU
 from schedgate.waits import describe_pod, pod_condition
@@ -35,44 +36,44 @@ class PodBuilder:
     node_name: str | None = None
     priority_class: str | None = None
 
-    def scheduler(self, name: str) -> "PodBuilder":
+    def scheduler(self, name: str) -> PodBuilder:
         return replace(self, scheduler_name=name)
 
-    def request(self, resource: str, quantity: str | int) -> "PodBuilder":
+    def request(self, resource: str, quantity: str | int) -> PodBuilder:
         kept = tuple((r, q) for r, q in self.requests if r != resource)
         return replace(self, requests=kept + ((resource, str(quantity)),))
 
-    def gpus(self, n: int) -> "PodBuilder":
+    def gpus(self, n: int) -> PodBuilder:
         return self.request(GPU, n)
 
-    def cpu(self, quantity: str | int) -> "PodBuilder":
+    def cpu(self, quantity: str | int) -> PodBuilder:
         return self.request("cpu", quantity)
 
-    def memory(self, quantity: str) -> "PodBuilder":
+    def memory(self, quantity: str) -> PodBuilder:
         return self.request("memory", quantity)
 
-    def require_label(self, key: str, *values: str) -> "PodBuilder":
+    def require_label(self, key: str, *values: str) -> PodBuilder:
         """Required node affinity: ``key In values`` (all such terms must hold)."""
         if not values:
             raise ValueError("require_label() needs at least one value")
         return replace(self, required_terms=self.required_terms + ((key, "In", tuple(values)),))
 
-    def forbid_label(self, key: str) -> "PodBuilder":
+    def forbid_label(self, key: str) -> PodBuilder:
         """Required node affinity: ``key DoesNotExist``."""
         return replace(self, required_terms=self.required_terms + ((key, "DoesNotExist", ()),))
 
-    def tolerate(self, key: str, value: str = "", effect: str = "NoSchedule") -> "PodBuilder":
+    def tolerate(self, key: str, value: str = "", effect: str = "NoSchedule") -> PodBuilder:
         op = "Equal" if value else "Exists"
         return replace(self, tolerations=self.tolerations + ((key, op, value, effect),))
 
-    def label(self, key: str, value: str) -> "PodBuilder":
+    def label(self, key: str, value: str) -> PodBuilder:
         return replace(self, labels=self.labels + ((key, value),))
 
-    def on_node(self, node: str) -> "PodBuilder":
+    def on_node(self, node: str) -> PodBuilder:
         """Pre-bound: ``spec.nodeName`` set at creation, so no scheduler takes part."""
         return replace(self, node_name=node)
 
-    def named(self, name: str) -> "PodBuilder":
+    def named(self, name: str) -> PodBuilder:
         return replace(self, name=name)
 
     def obj(self, image: str = "schedgate.invalid/placeholder:0") -> dict[str, Any]:
@@ -100,7 +101,7 @@ class PodBuilder:
         labels = {MANAGED_BY: "schedgate", **dict(self.labels)}
         return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": self.name, "labels": labels}, "spec": spec}
 
-    def create(self, ns: "Namespace") -> "Pod":
+    def create(self, ns: Namespace) -> Pod:
         return ns.create_pod(self)
 
 
@@ -113,7 +114,7 @@ def make_pod(name: str) -> PodBuilder:
 class Pod:
     """A live handle to a pod in a test namespace."""
 
-    ns: "Namespace"
+    ns: Namespace
     name: str
     builder: PodBuilder
     created_at: float = field(default_factory=time.monotonic)
@@ -142,7 +143,7 @@ class Pod:
         if obj and (obj.get("spec") or {}).get("nodeName") and self.bound_seen_at is None:
             self.bound_seen_at = time.monotonic()
 
-    def refresh(self) -> "Pod":
+    def refresh(self) -> Pod:
         self.observed(self.read_raw())
         return self
 
@@ -169,7 +170,7 @@ class Pod:
         """Delete at once (grace period 0): API-only nodes have no kubelet to confirm."""
         self.ns.cluster.delete_pod(self.ns.name, self.name)
 
-    def recreate(self, scheduler: str | None = None) -> "Pod":
+    def recreate(self, scheduler: str | None = None) -> Pod:
         """Delete this pod and create it again (optionally for another scheduler)."""
         from schedgate.waits import gone, wait_for
 

@@ -10,10 +10,11 @@ import json
 import time
 import uuid
 import warnings
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
@@ -44,7 +45,7 @@ class ComponentDied(AssertionError):
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass
@@ -56,10 +57,10 @@ class Cluster:
     kubeconfig: Path
     api: k8s.ApiClient
     kubernetes_version: str
-    schedulers: Mapping[str, "SchedulerProcess"]
+    schedulers: Mapping[str, SchedulerProcess]
     components: Callable[[], list[Proc]]
-    launcher: "Callable[[SchedulerConfig, Path | None], SchedulerProcess] | None" = None
-    retirer: "Callable[[SchedulerProcess], None] | None" = None
+    launcher: Callable[[SchedulerConfig, Path | None], SchedulerProcess] | None = None
+    retirer: Callable[[SchedulerProcess], None] | None = None
     api_only_nodes: bool = True
     pod_image: str = "schedgate.invalid/placeholder:0"
     timings: dict[str, float] = field(default_factory=dict)
@@ -90,7 +91,7 @@ class Cluster:
         """Nodes the scheduler sees: the definition's plus the sync node."""
         return len(self.node_names) + 1
 
-    def start_scheduler(self, config: "SchedulerConfig", binary: Path | None = None) -> "SchedulerProcess":
+    def start_scheduler(self, config: SchedulerConfig, binary: Path | None = None) -> SchedulerProcess:
         """Start another scheduler process for ``config``'s profiles, with its own identity and lease."""
         if self.launcher is None:
             raise ComponentError(f"the {self.provider} provider cannot start more schedulers")
@@ -99,11 +100,11 @@ class Cluster:
             raise ComponentError(f"profile(s) {taken} are already served by a running scheduler")
         return self.launcher(config, binary)
 
-    def stop_scheduler(self, proc: "SchedulerProcess") -> None:
+    def stop_scheduler(self, proc: SchedulerProcess) -> None:
         if self.retirer is not None:
             self.retirer(proc)
 
-    def scheduler(self, profile: str) -> "SchedulerProcess":
+    def scheduler(self, profile: str) -> SchedulerProcess:
         try:
             return self.schedulers[profile]
         except KeyError:
@@ -288,7 +289,7 @@ class Cluster:
         token = uuid.uuid4().hex[:12]
         self._ensure_sync_node(token)
         self._sync_count += 1
-        probes: list[tuple[str, "Pod"]] = []
+        probes: list[tuple[str, Pod]] = []
         from schedgate.builders import make_pod
 
         ns = self.system_namespace()
@@ -330,14 +331,14 @@ class Cluster:
                              _content_type=_MERGE)
 
     # -- namespaces ----------------------------------------------------------
-    _system_ns: "Namespace | None" = None
+    _system_ns: Namespace | None = None
 
-    def system_namespace(self) -> "Namespace":
+    def system_namespace(self) -> Namespace:
         if self._system_ns is None:
             self._system_ns = Namespace.create(self, SYSTEM_NAMESPACE, exist_ok=True)
         return self._system_ns
 
-    def new_namespace(self, hint: str) -> "Namespace":
+    def new_namespace(self, hint: str) -> Namespace:
         base = "".join(c if c.isalnum() else "-" for c in hint.lower()).strip("-")[:40].strip("-") or "t"
         return Namespace.create(self, f"{base}-{uuid.uuid4().hex[:5]}")
 
@@ -356,13 +357,13 @@ class Namespace:
 
     cluster: Cluster
     name: str
-    pods: list["Pod"] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
 
     def __repr__(self) -> str:
         return f"Namespace({self.name})"
 
     @classmethod
-    def create(cls, cluster: Cluster, name: str, exist_ok: bool = False) -> "Namespace":
+    def create(cls, cluster: Cluster, name: str, exist_ok: bool = False) -> Namespace:
         body = {"apiVersion": "v1", "kind": "Namespace",
                 "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "schedgate"}}}
         try:
@@ -372,7 +373,7 @@ class Namespace:
                 raise
         return cls(cluster=cluster, name=name)
 
-    def create_pod(self, builder: "PodBuilder") -> "Pod":
+    def create_pod(self, builder: PodBuilder) -> Pod:
         from schedgate.builders import Pod
 
         body = builder.obj(image=self.cluster.pod_image)
@@ -382,7 +383,7 @@ class Namespace:
         return pod
 
     @property
-    def events(self) -> "EventLog":
+    def events(self) -> EventLog:
         from schedgate.events import EventLog
 
         return EventLog(self)

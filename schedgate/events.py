@@ -10,8 +10,9 @@ action and still sees events that came before it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from schedgate.api import read_json
 from schedgate.waits import DEFAULT_TIMEOUT, MATCH, Check, pending, wait_for_items
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from schedgate.cluster import Namespace
 
 
-def _about(event: dict[str, Any], pod: "Pod") -> bool:
+def _about(event: dict[str, Any], pod: Pod) -> bool:
     reg = event.get("regarding") or {}
     return reg.get("kind") == "Pod" and reg.get("name") == pod.name and (not pod.uid or reg.get("uid") == pod.uid)
 
@@ -34,7 +35,7 @@ def summarize(event: dict[str, Any]) -> str:
 
 @dataclass
 class EventLog:
-    ns: "Namespace"
+    ns: Namespace
 
     def __repr__(self) -> str:
         return f"EventLog({self.ns.name})"
@@ -53,10 +54,10 @@ class EventLog:
         items: list[dict[str, Any]] = doc.get("items") or []
         return items
 
-    def for_pod(self, pod: "Pod") -> list[dict[str, Any]]:
+    def for_pod(self, pod: Pod) -> list[dict[str, Any]]:
         return [e for e in self.all() if _about(e, pod)]
 
-    def expect(self, pod: "Pod", reason: str, *, by: str | None = None, message: str | None = None,
+    def expect(self, pod: Pod, reason: str, *, by: str | None = None, message: str | None = None,
                type: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
         """Wait for an event about ``pod`` with this reason (and reporter, note pattern, type)."""
         pattern = re.compile(message) if message else None
@@ -77,15 +78,15 @@ class EventLog:
         wait_for_items(self, accept, f"holding {want} about pod {pod.name}", timeout)
         return found[0]
 
-    def expect_failed_scheduling(self, pod: "Pod", *, by: str, message: str | None = None,
+    def expect_failed_scheduling(self, pod: Pod, *, by: str, message: str | None = None,
                                  timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
         return self.expect(pod, "FailedScheduling", by=by, message=message, type="Warning", timeout=timeout)
 
-    def expect_scheduled(self, pod: "Pod", *, by: str, node: str | None = None,
+    def expect_scheduled(self, pod: Pod, *, by: str, node: str | None = None,
                          timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
         msg = rf"Successfully assigned {re.escape(self.ns.name)}/{re.escape(pod.name)} to " + \
             (re.escape(node) + "$" if node else "")
         return self.expect(pod, "Scheduled", by=by, message=msg, type="Normal", timeout=timeout)
 
-    def reporters(self, pod: "Pod") -> set[str]:
+    def reporters(self, pod: Pod) -> set[str]:
         return {e.get("reportingController") or "" for e in self.for_pod(pod)}

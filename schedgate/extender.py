@@ -16,7 +16,6 @@ free slots. Faults, switchable at any moment:
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -65,7 +64,7 @@ class Extender:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def up(self) -> "Extender":
+    def up(self) -> Extender:
         """Start serving (on the same port as before, if it ran before)."""
         if self._server is not None:
             return self
@@ -102,7 +101,7 @@ class Extender:
 
     stop = down
 
-    def __enter__(self) -> "Extender":
+    def __enter__(self) -> Extender:
         return self.up()
 
     def __exit__(self, *exc: object) -> None:
@@ -169,5 +168,5 @@ class Extender:
             h.send_header("Content-Length", str(len(body)))
             h.end_headers()
             h.wfile.write(body)
-        except (BrokenPipeError, ConnectionResetError, socket.timeout):
+        except (TimeoutError, BrokenPipeError, ConnectionResetError):
             pass  # the scheduler gave up first (its httpTimeout): exactly the fault under test

@@ -7,7 +7,7 @@ alike and placement differences come from the profile's resource strategy.
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from schedgate.builders import HIGH_SPEED_NET, Pod, PodBuilder, make_pod
 from schedgate.cluster import Namespace

@@ -6,8 +6,8 @@ import http.client
 import socket
 import ssl
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from schedgate.errors import ComponentError
 from schedgate.procs import Proc

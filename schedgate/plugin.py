@@ -8,7 +8,8 @@ prints what the scenarios measured.
 
 from __future__ import annotations
 
-from typing import Any, Generator
+from collections.abc import Generator
+from typing import Any
 
 import pytest
 

@@ -16,6 +16,7 @@ and ``pids`` (every child started). Children:
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import os
 import shutil
@@ -23,9 +24,9 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 RUN_PREFIX = "schedgate-run-"
 _PR_SET_PDEATHSIG = 1
@@ -94,20 +95,16 @@ class Proc:
         try:
             self.popen.wait(timeout=grace)
         except subprocess.TimeoutExpired:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.popen.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             self.popen.wait(timeout=10)
 
     def kill(self) -> None:
         """SIGKILL, as a crash would; waits for the exit."""
         self.expected_exit = True
         if self.popen.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.popen.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             self.popen.wait(timeout=10)
 
 
@@ -121,7 +118,7 @@ class RunDir:
     closed: bool = False
 
     @classmethod
-    def create(cls, keep: bool = False) -> "RunDir":
+    def create(cls, keep: bool = False) -> RunDir:
         path = Path(tempfile.mkdtemp(prefix=RUN_PREFIX))
         (path / "logs").mkdir()
         (path / "owner").write_text(f"{os.getpid()} {_start_time(os.getpid())}\n")
@@ -190,10 +187,8 @@ def remove_run(run: Path) -> list[str]:
         pid_s, name = line.split(maxsplit=1)
         pid = int(pid_s)
         if str(run) in _cmdline(pid):  # only our own child, never a reused pid
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
             removed.append(f"process {pid} ({name})")
     shutil.rmtree(run, ignore_errors=True)
     removed.append(f"folder {run}")

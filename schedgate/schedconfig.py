@@ -46,7 +46,7 @@ class SchedulerConfig:
         """The lease this scheduler holds: named after its first profile."""
         return self.profile_names[0]
 
-    def with_extender(self, url: str) -> "SchedulerConfig":
+    def with_extender(self, url: str) -> SchedulerConfig:
         """This configuration with every ``urlPrefix: schedgate:extender`` pointed at ``url``."""
         doc = copy.deepcopy(self.doc)
         for ext in doc.get("extenders") or []:
@@ -54,7 +54,7 @@ class SchedulerConfig:
                 ext["urlPrefix"] = url
         return SchedulerConfig(source=self.source, doc=doc, fragment=self.fragment)
 
-    def effective(self, kubeconfig: str, lease: str | None = None) -> "EffectiveConfig":
+    def effective(self, kubeconfig: str, lease: str | None = None) -> EffectiveConfig:
         """The configuration the scheduler is started with, and what was replaced."""
         doc = copy.deepcopy(self.doc)
         doc["apiVersion"], doc["kind"] = API_VERSION, KIND
@@ -131,7 +131,8 @@ def parse_scheduler_config(doc: Any, source: str = "<memory>", *,
             raise DefinitionError(source, f"profiles[{i}]", "must be a mapping")
         name = prof.get("schedulerName")
         if not isinstance(name, str) or not name:
-            raise DefinitionError(source, f"profiles[{i}].schedulerName", "required: the name pods use in spec.schedulerName")
+            raise DefinitionError(source, f"profiles[{i}].schedulerName",
+                                  "required: the name pods use in spec.schedulerName")
         if name in seen:
             raise DefinitionError(source, f"profiles[{i}].schedulerName", f"{name!r} is used by two profiles")
         if name == DEFAULT_SCHEDULER and not allow_default_profile:

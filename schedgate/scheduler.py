@@ -6,9 +6,9 @@ import http.client
 import ssl
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from schedgate.errors import ComponentError
 from schedgate.health import get, probe, tls_context, wait_ready

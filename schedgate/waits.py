@@ -19,9 +19,10 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Protocol
 
 from kubernetes.client.exceptions import ApiException
 

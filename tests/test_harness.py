@@ -56,10 +56,12 @@ def error_lines(out: str) -> list[str]:
 @pytest.mark.parametrize(
     "args, expect",
     [
-        pytest.param(["--cluster", "tests/data/nope.yaml"], r"tests/data/nope.yaml: no such file", id="missing-cluster"),
+        pytest.param(["--cluster", "tests/data/nope.yaml"], r"tests/data/nope.yaml: no such file",
+                     id="missing-cluster"),
         pytest.param(["--scheduler-config", "tests/data/nope.yaml"],
                      r"tests/data/nope.yaml: no such scheduler configuration file", id="missing-profile"),
-        pytest.param(["--provider", "nowhere"], r"argument --provider: invalid choice: 'nowhere'", id="unknown-provider"),
+        pytest.param(["--provider", "nowhere"], r"argument --provider: invalid choice: 'nowhere'",
+                     id="unknown-provider"),
         pytest.param(["--scheduler-binary", "/nonexistent/kube-scheduler"],
                      r"--scheduler-binary /nonexistent/kube-scheduler: no such file", id="missing-binary"),
     ],
@@ -74,7 +76,8 @@ def test_bad_input_is_one_line_a_usage_exit_and_nothing_started(tmp_path, args, 
 
 def test_a_malformed_cluster_file_names_file_and_field(tmp_path):
     bad = tmp_path / "bad.yaml"
-    bad.write_text((ROOT / "clusters/inference.yaml").read_text().replace("nvidia.com/gpu: 8}", "nvidia.com/gpu: -2}", 1))
+    good = (ROOT / "clusters/inference.yaml").read_text()
+    bad.write_text(good.replace("nvidia.com/gpu: 8}", "nvidia.com/gpu: -2}", 1))
     r = pytest_child(tmp_path, "e2e", "--cluster", str(bad))
     assert r.returncode == 4
     assert f"ERROR: {bad}: pools[0].capacity.nvidia.com/gpu: must be >= 0, got -2" in r.stderr.splitlines()
