@@ -8,6 +8,7 @@ prints what the scenarios measured.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Generator
 from typing import Any
 
@@ -98,4 +99,4 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             terminalreporter.write_line(f"{(n + ' :: ' + k).ljust(width)}  {v}")
     if started is not None and started.run_dir.exists() and terminalreporter.config.getoption("keep_cluster"):
         terminalreporter.write_line(f"schedgate: cluster kept running; export KUBECONFIG={started.cluster.kubeconfig}")
-        terminalreporter.write_line(f"schedgate: stop it with: python -m schedgate.procs down {started.run_dir}")
+        terminalreporter.write_line(f"schedgate: stop it with: {sys.executable} -m schedgate down {started.run_dir}")

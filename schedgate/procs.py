@@ -10,7 +10,7 @@ and ``pids`` (every child started). Children:
 * are stopped in reverse start order on a normal exit, on Ctrl-C and at
   interpreter exit;
 * are reaped, with their folder, by the next run if both of the above were
-  somehow skipped (:func:`reap_orphans`).
+  somehow skipped (:func:`reap_orphans`; by hand: ``schedgate reap``).
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ def reap_orphans(tmp: Path | None = None) -> list[str]:
         if pid_s != "0" and _start_time(int(pid_s)) == start:
             continue  # its owner is still running
         if (run / "keep").exists():
-            continue  # kept on purpose (--keep-cluster); `python -m schedgate.procs down DIR` removes it
+            continue  # kept on purpose (--keep-cluster); `schedgate down DIR` removes it
         reaped += remove_run(run)
     return reaped
 
@@ -194,30 +194,3 @@ def remove_run(run: Path) -> list[str]:
     removed.append(f"folder {run}")
     return removed
 
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m schedgate.procs down RUN_DIR`` stops a kept cluster; ``reap`` cleans crashed runs."""
-    import argparse
-    import sys
-
-    ap = argparse.ArgumentParser(prog="python -m schedgate.procs")
-    sub = ap.add_subparsers(dest="action", required=True)
-    down = sub.add_parser("down", help="stop a cluster left running by --keep-cluster")
-    down.add_argument("run_dir", type=Path)
-    sub.add_parser("reap", help="remove what crashed runs left behind")
-    args = ap.parse_args(argv)
-    if args.action == "down":
-        run = args.run_dir.resolve()
-        if not run.name.startswith(RUN_PREFIX) or not (run / "owner").exists():
-            print(f"schedgate: {run}: not a schedgate run folder", file=sys.stderr)
-            return 2
-        done = remove_run(run)
-    else:
-        done = reap_orphans()
-    for d in done:
-        print(f"schedgate: removed {d}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

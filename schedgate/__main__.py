@@ -1,0 +1,5 @@
+import sys
+
+from schedgate.cli import main
+
+sys.exit(main())
