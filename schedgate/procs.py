@@ -24,7 +24,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +35,21 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+_SETPRIV = shutil.which("setpriv")
+
+
+def _tied_to_parent(argv: list[str]) -> tuple[list[str], Callable[[], None] | None]:
+    """``argv`` made to die with this process.
+
+    util-linux's ``setpriv --pdeathsig KILL`` sets the signal and execs the
+    component (same pid, same command line). Only without it does Python's
+    ``preexec_fn`` do the job, which is unsafe while other threads run.
+    """
+    if _SETPRIV:
+        return [_SETPRIV, "--pdeathsig", "KILL", "--", *argv], None
+    return argv, _die_with_parent
 
 
 def _start_time(pid: int) -> str | None:
@@ -130,11 +145,14 @@ class RunDir:
 
     def start(self, name: str, argv: Sequence[str], env: dict[str, str] | None = None) -> Proc:
         log = self.path / "logs" / f"{name}.log"
+        cmd = [str(a) for a in argv]
+        preexec = None
+        if not self.keep:
+            cmd, preexec = _tied_to_parent(cmd)
         with open(log, "ab") as out:
             popen = subprocess.Popen(
-                [str(a) for a in argv], stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=env, cwd=self.path, start_new_session=True,
-                preexec_fn=None if self.keep else _die_with_parent,
+                cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                env=env, cwd=self.path, start_new_session=True, preexec_fn=preexec,
             )
         with open(self.path / "pids", "a") as f:
             f.write(f"{popen.pid} {name}\n")
