@@ -33,6 +33,7 @@ class PodBuilder:
     required_terms: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
     tolerations: tuple[tuple[str, str, str, str], ...] = ()
     labels: tuple[tuple[str, str], ...] = ()
+    annotations: tuple[tuple[str, str], ...] = ()
     node_name: str | None = None
     priority_class: str | None = None
 
@@ -69,6 +70,9 @@ class PodBuilder:
     def label(self, key: str, value: str) -> PodBuilder:
         return replace(self, labels=self.labels + ((key, value),))
 
+    def annotate(self, key: str, value: str) -> PodBuilder:
+        return replace(self, annotations=self.annotations + ((key, value),))
+
     def on_node(self, node: str) -> PodBuilder:
         """Pre-bound: ``spec.nodeName`` set at creation, so no scheduler takes part."""
         return replace(self, node_name=node)
@@ -99,7 +103,10 @@ class PodBuilder:
         if self.priority_class:
             spec["priorityClassName"] = self.priority_class
         labels = {MANAGED_BY: "schedgate", **dict(self.labels)}
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": self.name, "labels": labels}, "spec": spec}
+        meta: dict[str, Any] = {"name": self.name, "labels": labels}
+        if self.annotations:
+            meta["annotations"] = dict(self.annotations)
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
     def create(self, ns: Namespace) -> Pod:
         return ns.create_pod(self)
@@ -166,6 +173,13 @@ class Pod:
         return c.get("lastTransitionTime") if c and c.get("status") == "True" else None
 
     # -- acting ------------------------------------------------------------
+    def annotate(self, key: str, value: str | None) -> Pod:
+        """Set (or with ``None`` remove) an annotation on the live pod."""
+        self.ns.cluster.core.patch_namespaced_pod(self.name, self.ns.name,
+                                                  {"metadata": {"annotations": {key: value}}},
+                                                  _content_type="application/merge-patch+json")
+        return self
+
     def delete(self) -> None:
         """Delete at once (grace period 0): API-only nodes have no kubelet to confirm."""
         self.ns.cluster.delete_pod(self.ns.name, self.name)

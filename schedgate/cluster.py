@@ -189,6 +189,11 @@ class Cluster:
         self._touch(node, "label", key)
         self.core.patch_node(node, {"metadata": {"labels": {key: None}}}, _content_type=_MERGE)
 
+    def annotate(self, node: str, key: str, value: str | None) -> None:
+        """Set (or with ``None`` remove) a node annotation, e.g. a capacity a plugin reads."""
+        self._touch(node, "annotation", key)
+        self.core.patch_node(node, {"metadata": {"annotations": {key: value}}}, _content_type=_MERGE)
+
     def taint(self, node: str, key: str, value: str = "", effect: str = "NoSchedule") -> None:
         self._touch(node, "taint", key)
         cur = self._node(node) or {}
@@ -239,6 +244,8 @@ class Cluster:
         labels = (cur.get("metadata") or {}).get("labels") or {}
         label_patch: dict[str, str | None] = {k: v for k, v in spec.labels.items() if labels.get(k) != v}
         label_patch.update({k: None for what, k in touched if what == "label" and k not in spec.labels})
+        annotations = (cur.get("metadata") or {}).get("annotations") or {}
+        stale = {k: None for what, k in touched if what == "annotation" and k in annotations}
         managed_taints = {t.key for t in spec.taints} | {k for what, k in touched if what == "taint"}
         if self.api_only_nodes:
             managed_taints |= set(_ADMISSION_TAINTS)
@@ -248,6 +255,8 @@ class Cluster:
         meta_patch: dict[str, Any] = {}
         if label_patch:
             meta_patch["metadata"] = {"labels": label_patch}
+        if stale:
+            meta_patch.setdefault("metadata", {})["annotations"] = stale
         if _taint_set(cur_taints) != _taint_set(want_taints):
             meta_patch["spec"] = {"taints": want_taints or None}
         if (cur.get("spec") or {}).get("unschedulable"):

@@ -23,6 +23,7 @@ from schedgate.fixtures import (  # noqa: F401  (fixtures)
     ns,
     report,
     schedgate_session,
+    schedulers,
 )
 from schedgate.fixtures.cluster import started_of
 from schedgate.options import add_options, request_from

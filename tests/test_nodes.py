@@ -9,7 +9,8 @@ from schedgate.gpu import gpu_pod
 def node_state(cluster, name):
     n = cluster.core.read_node(name)
     taints = sorted((t.key, t.value or "", t.effect) for t in (n.spec.taints or []))
-    return dict(n.metadata.labels or {}), taints, dict(n.status.allocatable or {}), bool(n.spec.unschedulable)
+    return (dict(n.metadata.labels or {}), dict(n.metadata.annotations or {}), taints,
+            dict(n.status.allocatable or {}), bool(n.spec.unschedulable))
 
 
 def test_every_node_operation_is_undone_by_the_reset(cluster, ns):
@@ -18,6 +19,7 @@ def test_every_node_operation_is_undone_by_the_reset(cluster, ns):
 
     cluster.unlabel(a, HIGH_SPEED_NET)
     cluster.label(a, "extra", "yes")
+    cluster.annotate(a, "schedgate.io/network-slots", "3")
     cluster.taint(a, "broken", "true", "NoSchedule")
     cluster.set_gpus(a, 3)
     cluster.delete_node(b)
