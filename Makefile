@@ -12,7 +12,7 @@ ARGS    ?=
 
 help:
 	@echo "make e2e       run the scenario suite (local provider) against the profile under test"
-	@echo "make test      unit tests, then the scenario suite"
+	@echo "make test      Go and Python unit tests, then the scenario suite"
 	@echo "make mutants   run the suite against each broken scheduler in clusters/mutants"
 	@echo "make bench     print start-up, suite and bind-latency figures"
 	@echo "make tools     build the pinned etcd, kube-apiserver, kube-controller-manager, kube-scheduler"
@@ -38,6 +38,7 @@ unit: venv
 	$(PYTEST) tests $(ARGS)
 
 test: tools
+	cd go && go test -trimpath ./pkg/...
 	$(PYTEST) tests e2e $(ARGS)
 
 mutants: tools

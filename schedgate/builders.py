@@ -73,6 +73,9 @@ class PodBuilder:
     def annotate(self, key: str, value: str) -> PodBuilder:
         return replace(self, annotations=self.annotations + ((key, value),))
 
+    def priority(self, priority_class: str) -> PodBuilder:
+        return replace(self, priority_class=priority_class)
+
     def on_node(self, node: str) -> PodBuilder:
         """Pre-bound: ``spec.nodeName`` set at creation, so no scheduler takes part."""
         return replace(self, node_name=node)

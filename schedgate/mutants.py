@@ -4,7 +4,9 @@ Each file in ``clusters/mutants/`` is a scheduler configuration with one
 defect, described in its first comment line (``# mutant: ...``). It replaces
 the profile under test (``--scheduler-config``) unless a ``# option: --NAME``
 line names another option that takes a configuration file (for example
-``--hard-extender-config``). The suite runs
+``--hard-extender-config``). A ``# binary: NAME`` line names a broken
+kube-scheduler build (see ``MUTANT_BUILDS`` in :mod:`schedgate.toolchain`)
+that runs as the scheduler under test. The suite runs
 once with the correct configuration, which must pass, and once per mutant,
 which must fail. A mutant counts as caught only when a scenario fails on an
 assertion in its test body: a scheduler that refuses to start, or an error in
@@ -27,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from schedgate.toolchain import ensure_binaries
 
 _REPORT_ENV = "SCHEDGATE_MUTANT_REPORT"
 
@@ -91,6 +95,9 @@ def run_suite(config: Path, suite: str, extra: list[str]) -> Result:
         report = Path(tmp) / "failures.jsonl"
         env = dict(os.environ, **{_REPORT_ENV: str(report)})
         option = header(config, "option", "--scheduler-config")
+        binary = header(config, "binary", "")
+        if binary:  # a broken build: run it as the scheduler under test
+            extra = [f"--scheduler-binary={ensure_binaries(None).path(binary)}", *extra]
         cmd = [sys.executable, "-m", "pytest", suite, f"{option}={config}", "-p", "schedgate.mutants",
                "-q", "-p", "no:cacheprovider", "--no-header", *extra]
         started = time.monotonic()

@@ -32,6 +32,9 @@ def add_options(parser: pytest.Parser) -> None:
     g.addoption("--bin-dir", metavar="DIR", default=None,
                 help="prebuilt etcd, kube-apiserver, kube-controller-manager, kube-scheduler, schedgate-pki "
                      "(default: build them from go/ into the cache)")
+    g.addoption("--slots-scheduler-config", metavar="FILE", default=None,
+                help="scheduler configuration enabling the NetworkSlots plugin with fault injection "
+                     "(default: clusters/profiles/network-slots.yaml)")
     for kind in EXTENDER_KINDS:
         g.addoption(f"--{kind}-extender-config", metavar="FILE", default=None,
                     help=f"scheduler configuration whose extender is a {kind} dependency "
@@ -83,6 +86,7 @@ def request_from(config: pytest.Config) -> ClusterRequest:
                          keep=bool(config.getoption("keep_cluster")))
     for kind in EXTENDER_KINDS:
         extender_config(config, kind)  # a bad file fails before anything starts
+    slots_config(config)
     config.stash[_REQUEST] = req
     return req
 
@@ -90,10 +94,20 @@ def request_from(config: pytest.Config) -> ClusterRequest:
 _REQUEST = pytest.StashKey[ClusterRequest]()
 
 
-def extender_config(config: pytest.Config, kind: str) -> SchedulerConfig:
-    """The configuration for the ``hard`` or ``soft`` extender scheduler (validated)."""
-    path = config.getoption(f"{kind}_extender_config")
-    p = Path(path) if path else PROJECT / f"clusters/profiles/extender-{kind}.yaml"
+def extra_config(config: pytest.Config, option: str, default: str) -> SchedulerConfig:
+    """A scheduler configuration that a scenario starts beside the session's (validated)."""
+    path = config.getoption(option)
+    p = Path(path) if path else PROJECT / default
     if not p.is_absolute():
         p = Path(config.invocation_params.dir) / p
     return load_scheduler_config(_shown(p))
+
+
+def extender_config(config: pytest.Config, kind: str) -> SchedulerConfig:
+    """The configuration for the ``hard`` or ``soft`` extender scheduler."""
+    return extra_config(config, f"{kind}_extender_config", f"clusters/profiles/extender-{kind}.yaml")
+
+
+def slots_config(config: pytest.Config) -> SchedulerConfig:
+    """The configuration enabling the NetworkSlots plugin with fault injection."""
+    return extra_config(config, "slots_scheduler_config", "clusters/profiles/network-slots.yaml")

@@ -50,7 +50,7 @@ def binaries(bin_dir: Path | None, out: TextIO | None) -> Binaries:
     if bin_dir is None:
         return ensure_binaries(out)
     bins = Binaries(Path(bin_dir), pinned_kubernetes_version())
-    missing = bins.missing()
+    missing = bins.missing(mutants=False)
     if missing:
         raise ToolchainError(f"--bin-dir {bin_dir}: missing executable {', '.join(missing)}")
     return bins

@@ -31,6 +31,10 @@ from typing import TextIO
 from schedgate.errors import ToolchainError
 
 COMMANDS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "schedgate-pki")
+# Deliberately broken builds for `make mutants`: binary name -> (package, build tag).
+MUTANT_BUILDS = {
+    "kube-scheduler-leaky-unreserve": ("./cmd/kube-scheduler", "schedgate_mutant_leaky_unreserve"),
+}
 _VERSION_PKG = "k8s.io/component-base/version"
 
 
@@ -90,8 +94,9 @@ class Binaries:
     def pki(self) -> Path:
         return self.path("schedgate-pki")
 
-    def missing(self) -> list[str]:
-        return [c for c in COMMANDS if not os.access(self.path(c), os.X_OK)]
+    def missing(self, mutants: bool = True) -> list[str]:
+        names = COMMANDS + (tuple(MUTANT_BUILDS) if mutants else ())
+        return [c for c in names if not os.access(self.path(c), os.X_OK)]
 
 
 def _go() -> str:
@@ -185,6 +190,13 @@ def _build(go: str, module_dir: Path, version: str, final: Path, out: TextIO | N
             for t in tail:
                 say(f"  {t}")
             raise ToolchainError(f"go build in {module_dir} failed: {detail}")
+        for name, (pkg, tag) in MUTANT_BUILDS.items():
+            say(f"schedgate: building the mutant {name} (-tags {tag})")
+            built = subprocess.run([go, "build", "-trimpath", "-buildvcs=false", "-tags", tag, "-ldflags",
+                                    ldflags(version), "-o", str(staging / name), pkg],
+                                   cwd=module_dir, capture_output=True, text=True)
+            if built.returncode != 0:
+                raise ToolchainError(f"go build -tags {tag} {pkg} failed: {built.stderr.strip()[-500:]}")
         for c in COMMANDS:
             check = subprocess.run([str(staging / c), "--version"], capture_output=True, text=True)
             shown = (check.stdout + check.stderr).strip().splitlines()

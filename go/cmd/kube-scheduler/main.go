@@ -10,11 +10,15 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/clientgo"
 	_ "k8s.io/component-base/metrics/prometheus/version"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+
+	"schedgate/pkg/networkslots"
 )
 
 // plugins lists the out-of-tree plugins compiled into this scheduler. Each
 // entry becomes available to any profile; none is enabled by default.
-var plugins []app.Option
+var plugins = []app.Option{
+	app.WithPlugin(networkslots.Name, networkslots.New),
+}
 
 func main() {
 	command := app.NewSchedulerCommand(plugins...)
