@@ -3,8 +3,9 @@
 // Nodes advertise a number of "network slots" with the annotation
 // schedgate.io/network-slots; pods request slots with the same annotation.
 // The plugin keeps an in-memory ledger of which pods hold slots on which
-// node, filters out nodes without enough free slots, scores fitting nodes so
-// that pods are packed, and (optionally) injects faults into the permit,
+// node, filters out nodes without enough free slots (counting the pods the
+// scheduler's snapshot places there plus ledger reservations the snapshot
+// does not show), scores fitting nodes so that pods are packed, and (optionally) injects faults into the permit,
 // pre-bind and bind phases for testing the scheduler's failure paths.
 //
 // Pods without the annotation (or with 0) are not managed: PreFilter and
