@@ -23,6 +23,7 @@ from schedgate.api import read_json
 from schedgate.definitions import GPU, ClusterDefinition, NodeSpec, Taint
 from schedgate.errors import ComponentError
 from schedgate.procs import Proc
+from schedgate.scheduler import distinct
 from schedgate.waits import MATCH, Check, WaitTimeout, WrongOutcome, pending, scheduled_on, wait_for, wait_for_items
 
 if TYPE_CHECKING:
@@ -128,7 +129,7 @@ class Cluster:
     def revive(self) -> list[str]:
         """Restart schedulers that died (a test may kill one on purpose); returns their names."""
         revived = []
-        for s in {id(s): s for s in self.schedulers.values()}.values():
+        for s in distinct(self.schedulers):
             if s.proc is not None and not s.proc.alive():
                 s.start()
                 revived.append(s.name)
@@ -302,7 +303,7 @@ class Cluster:
         from schedgate.builders import make_pod
 
         ns = self.system_namespace()
-        procs = {id(s): s for s in self.schedulers.values()}.values()
+        procs = distinct(self.schedulers)
         for proc in procs:
             profile = proc.profiles[0]
             b = (make_pod(f"sync-{self._sync_count}-{proc.name}"[:63].rstrip("-"))

@@ -21,7 +21,7 @@ from schedgate.errors import ComponentError
 from schedgate.health import free_port, probe, tls_context, wait_ready
 from schedgate.procs import Proc, RunDir
 from schedgate.schedconfig import SchedulerConfig, default_scheduler_config
-from schedgate.scheduler import SchedulerProcess
+from schedgate.scheduler import SchedulerProcess, distinct
 from schedgate.toolchain import Binaries
 
 ADMIN = "admin"
@@ -180,10 +180,11 @@ class LocalControlPlane:
         path.chmod(0o600)
 
     def components(self) -> list[Proc]:
-        return list(self.procs.values())
+        """Every process whose death fails a test: control plane and schedulers."""
+        return list(self.procs.values()) + [s.proc for s in distinct(self.schedulers) if s.proc]
 
     def stop(self) -> None:
-        for s in {id(s): s for s in self.schedulers.values()}.values():
+        for s in distinct(self.schedulers):
             s.stop()
         for p in reversed(list(self.procs.values())):
             p.stop()

@@ -28,6 +28,7 @@ from schedgate.fixtures import (  # noqa: F401  (fixtures)
 from schedgate.fixtures.cluster import started_of
 from schedgate.options import add_options, request_from
 from schedgate.report import figures
+from schedgate.scheduler import distinct
 from schedgate.toolchain import pinned_kubernetes_version
 
 
@@ -72,11 +73,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         rep.outcome = "failed"
         rep.longrepr = "schedgate: a component died during the test: " + "; ".join(dead)
     if rep.failed:
-        seen = set()
-        for s in started.cluster.schedulers.values():
-            if id(s) in seen:
-                continue
-            seen.add(id(s))
+        for s in distinct(started.cluster.schedulers):
             rep.sections.append((f"scheduler {s.name} log (last 25 lines; {s.log_path})",
                                  "\n".join(s.log_tail(25))))
 

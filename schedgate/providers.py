@@ -20,7 +20,7 @@ from schedgate.definitions import ClusterDefinition
 from schedgate.errors import SchedgateError, ToolchainError
 from schedgate.local import LocalControlPlane, under_test_user
 from schedgate.procs import RunDir, reap_orphans
-from schedgate.rbac import scheduler_rbac, user_subject
+from schedgate.rbac import grant, user_subject
 from schedgate.schedconfig import SchedulerConfig
 from schedgate.scheduler import SchedulerProcess
 from schedgate.toolchain import Binaries, ensure_binaries, pinned_kubernetes_version
@@ -75,29 +75,16 @@ def _start_local(req: ClusterRequest, bins: Binaries, reaped: list[str]) -> Star
         cp.start_api()
         api = kube_config.new_client_from_config(config_file=str(cp.admin_kubeconfig))  # type: ignore[no-untyped-call]
         lease = req.scheduler_config.lease_name
-        from kubernetes import utils
-
-        for obj in scheduler_rbac(lease, user_subject(under_test_user(lease)), lease):
-            utils.create_from_dict(api, obj)  # type: ignore[no-untyped-call]
-
-        def components() -> list:  # type: ignore[type-arg]
-            procs = cp.components()
-            procs += [s.proc for s in {id(s): s for s in cp.schedulers.values()}.values() if s.proc]
-            return procs
+        grant(api, lease, user_subject(under_test_user(lease)), lease)
 
         def launch(config: SchedulerConfig, binary: Path | None) -> SchedulerProcess:
             lease = config.lease_name
-            for obj in scheduler_rbac(lease, user_subject(under_test_user(lease)), lease):
-                try:
-                    utils.create_from_dict(api, obj)  # type: ignore[no-untyped-call]
-                except utils.FailToCreateError as e:
-                    if not all(getattr(x, "status", None) == 409 for x in e.api_exceptions):
-                        raise
+            grant(api, lease, user_subject(under_test_user(lease)), lease)
             return cp.add_scheduler(config, Path(binary or req.scheduler_binary or bins.kube_scheduler))
 
         cluster = Cluster(provider="local", definition=req.definition, kubeconfig=cp.admin_kubeconfig, api=api,
                           kubernetes_version=bins.kubernetes_version, schedulers=cp.schedulers,
-                          components=components, launcher=launch, retirer=cp.remove_scheduler,
+                          components=cp.components, launcher=launch, retirer=cp.remove_scheduler,
                           api_only_nodes=True, timings=cp.timings)
         t_nodes = time.monotonic()
         cluster.apply_nodes()

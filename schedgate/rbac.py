@@ -47,5 +47,17 @@ def scheduler_rbac(identity: str, subject: dict[str, str], lease: str) -> list[d
     ]
 
 
+def grant(api: Any, identity: str, subject: dict[str, str], lease: str) -> None:
+    """Create the objects of :func:`scheduler_rbac`; ones that already exist are kept."""
+    from kubernetes import utils
+
+    for obj in scheduler_rbac(identity, subject, lease):
+        try:
+            utils.create_from_dict(api, obj)  # type: ignore[no-untyped-call]
+        except utils.FailToCreateError as e:
+            if not all(getattr(x, "status", None) == 409 for x in e.api_exceptions):
+                raise
+
+
 def user_subject(user: str) -> dict[str, str]:
     return {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}

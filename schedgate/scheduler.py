@@ -6,7 +6,7 @@ import http.client
 import ssl
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -135,4 +135,6 @@ class MetricsTimeout(AssertionError):
     """A scheduler's metrics did not reach the awaited values before the deadline."""
 
 
-SchedulerFactory = Callable[[SchedulerConfig, Path], SchedulerProcess]
+def distinct(schedulers: Mapping[str, SchedulerProcess]) -> list[SchedulerProcess]:
+    """Each process once: a process serving several profiles appears under each of them."""
+    return list({id(s): s for s in schedulers.values()}.values())
