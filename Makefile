@@ -38,7 +38,7 @@ unit: venv
 	$(PYTEST) tests $(ARGS)
 
 test: tools
-	cd go && go test -trimpath ./pkg/...
+	cd go && go test -trimpath ./pkg/... ./cmd/schedgate-pki/
 	$(PYTEST) tests e2e $(ARGS)
 
 mutants: tools

@@ -48,6 +48,10 @@ func run(args []string) error {
 		return fmt.Errorf("usage: schedgate-pki DIR [NAME=CN[/O]]...")
 	}
 	dir := args[0]
+	if strings.HasPrefix(dir, "-") {
+		// No flags: "--version" or "-h" must not become a folder of keys.
+		return fmt.Errorf("%s: not a folder name (usage: schedgate-pki DIR [NAME=CN[/O]]...)", dir)
+	}
 	ids := make([]identity, 0, len(args)-1)
 	for _, a := range args[1:] {
 		id, err := parseIdentity(a)
