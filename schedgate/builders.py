@@ -128,6 +128,7 @@ class Pod:
     name: str
     builder: PodBuilder
     created_at: float = field(default_factory=time.monotonic)
+    created_wall: float = field(default_factory=time.time)  # epoch seconds, to compare with event times
     raw: dict[str, Any] | None = None
     bound_seen_at: float | None = None
 

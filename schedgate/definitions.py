@@ -24,9 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from schedgate.errors import DefinitionError
+from schedgate.yamlfile import read_yaml
 
 API_VERSION = "schedgate.io/v1alpha1"
 GPU = "nvidia.com/gpu"
@@ -36,7 +35,7 @@ _LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 _QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(m|k|Ki|Mi|Gi|Ti|Pi|M|G|T|P|e[0-9]+)?$")
-_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _REQUIRED_CAPACITY = ("cpu", "memory", "pods")
 _MAX_NODES = 1000
 
@@ -119,25 +118,12 @@ class ClusterDefinition:
 
 def load_definition(path: str | Path) -> ClusterDefinition:
     """Read and validate a cluster definition file."""
-    p = Path(path)
-    try:
-        text = p.read_text()
-    except FileNotFoundError:
-        raise DefinitionError(p, "", "no such file") from None
-    except OSError as e:
-        raise DefinitionError(p, "", f"cannot read: {e.strerror}") from None
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else "YAML"
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise DefinitionError(p, where, f"not valid YAML: {problem}") from None
-    return parse_definition(doc, source=str(p))
+    doc, _ = read_yaml(path, "cluster definition")
+    return parse_definition(doc, source=str(path))
 
 
 def parse_definition(doc: Any, source: str = "<memory>") -> ClusterDefinition:
-    v = _Validator(source)
+    v = Validator(source)
     top = v.mapping(doc, "", required=("apiVersion", "kind", "name", "pools"),
                     allowed=("apiVersion", "kind", "name", "pools"))
     if top["apiVersion"] != API_VERSION:
@@ -167,7 +153,7 @@ def parse_definition(doc: Any, source: str = "<memory>") -> ClusterDefinition:
     return ClusterDefinition(name=name, pools=tuple(pools), source=source)
 
 
-class _Validator:
+class Validator:
     def __init__(self, source: str) -> None:
         self.source = source
 
@@ -177,15 +163,15 @@ class _Validator:
     def mapping(self, value: Any, where: str, required: tuple[str, ...] = (),
                 allowed: tuple[str, ...] | None = None) -> dict[str, Any]:
         if not isinstance(value, dict):
-            self.fail(where or "document", f"must be a mapping, got {_kind(value)}")
+            self.fail(where or "document", f"must be a mapping, got {kind_of(value)}")
         for key in value:
             if not isinstance(key, str):
                 self.fail(where or "document", f"key {key!r} must be a string")
             if allowed is not None and key not in allowed:
-                self.fail(_join(where, key), f"unknown field (allowed: {', '.join(allowed)})")
+                self.fail(join(where, key), f"unknown field (allowed: {', '.join(allowed)})")
         for key in required:
             if key not in value or value[key] is None:
-                self.fail(_join(where, key), "required field is missing")
+                self.fail(join(where, key), "required field is missing")
         out: dict[str, Any] = value
         return out
 
@@ -238,14 +224,14 @@ class _Validator:
 
     def taints(self, raw: Any, where: str) -> tuple[Taint, ...]:
         if not isinstance(raw, list):
-            self.fail(where, f"must be a list, got {_kind(raw)}")
+            self.fail(where, f"must be a list, got {kind_of(raw)}")
         out = []
         for i, t in enumerate(raw):
             tw = f"{where}[{i}]"
             m = self.mapping(t, tw, required=("key", "effect"), allowed=("key", "value", "effect"))
             self.label_key(str(m["key"]), f"{tw}.key")
-            if m["effect"] not in _TAINT_EFFECTS:
-                self.fail(f"{tw}.effect", f"must be one of {', '.join(_TAINT_EFFECTS)}, got {m['effect']!r}")
+            if m["effect"] not in TAINT_EFFECTS:
+                self.fail(f"{tw}.effect", f"must be one of {', '.join(TAINT_EFFECTS)}, got {m['effect']!r}")
             value = m.get("value")
             value = "" if value is None else str(value)
             if value and not _LABEL_VALUE.match(value):
@@ -273,9 +259,9 @@ class _Validator:
         return out
 
 
-def _join(where: str, key: str) -> str:
+def join(where: str, key: str) -> str:
     return f"{where}.{key}" if where else key
 
 
-def _kind(value: Any) -> str:
+def kind_of(value: Any) -> str:
     return "nothing" if value is None else type(value).__name__

@@ -39,6 +39,11 @@ def add_options(parser: pytest.Parser) -> None:
         g.addoption(f"--{kind}-extender-config", metavar="FILE", default=None,
                     help=f"scheduler configuration whose extender is a {kind} dependency "
                          f"(default: clusters/profiles/extender-{kind}.yaml)")
+    g.addoption("--artifacts", metavar="DIR", default="artifacts",
+                help="where each test's artifacts folder goes (pods, nodes, events, logs, metrics, "
+                     "placement.html). Default: artifacts")
+    g.addoption("--artifacts-on", choices=("failure", "always", "never"), default="failure",
+                help="when to write a test's artifacts (default: failure)")
     g.addoption("--keep-cluster", action="store_true",
                 help="leave the cluster running after the run and print how to reach it")
     parser.addini("schedgate_cluster", "default cluster definition file", default=None)
@@ -111,3 +116,13 @@ def extender_config(config: pytest.Config, kind: str) -> SchedulerConfig:
 def slots_config(config: pytest.Config) -> SchedulerConfig:
     """The configuration enabling the NetworkSlots plugin with fault injection."""
     return extra_config(config, "slots_scheduler_config", "clusters/profiles/network-slots.yaml")
+
+
+def role_config(config: pytest.Config, role: str) -> SchedulerConfig:
+    """A scheduler configuration by the role a scenario file names (see schedgate.scenario.ROLES)."""
+    if role == "network-slots":
+        return slots_config(config)
+    kind = role.removeprefix("extender-")
+    if kind in EXTENDER_KINDS:
+        return extender_config(config, kind)
+    raise SchedgateError(f"unknown scheduler role {role!r} (known: network-slots, extender-hard, extender-soft)")

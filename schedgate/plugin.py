@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from schedgate.artifacts import collect, folder_for
+from schedgate.collect import collect_file, scenario_run, schedgate_extra_clusters  # noqa: F401  (fixtures)
 from schedgate.errors import SchedgateError
 from schedgate.fixtures import (  # noqa: F401  (fixtures)
     cluster,
@@ -27,8 +30,9 @@ from schedgate.fixtures import (  # noqa: F401  (fixtures)
 )
 from schedgate.fixtures.cluster import started_of
 from schedgate.options import add_options, request_from
-from schedgate.report import figures
+from schedgate.report import ItemState, figures, state_of
 from schedgate.scheduler import distinct
+from schedgate.timing import pod_timings, summary_row
 from schedgate.toolchain import pinned_kubernetes_version
 
 
@@ -61,24 +65,75 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     ]
 
 
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    return collect_file(file_path, parent)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
     rep = outcome.get_result()
-    started = started_of(item.config)
-    if started is None or rep.when != "call":
+    state = state_of(item)
+    if state is None or rep.when != "call":
         return
-    dead = started.cluster.died()
+    dead = state.cluster.died()
     if dead and rep.passed:
         rep.outcome = "failed"
         rep.longrepr = "schedgate: a component died during the test: " + "; ".join(dead)
     if rep.failed:
-        for s in distinct(started.cluster.schedulers):
+        for s in distinct(state.cluster.schedulers):
             rep.sections.append((f"scheduler {s.name} log (last 25 lines; {s.log_path})",
                                  "\n".join(s.log_tail(25))))
+    _after_call(item, rep, state)
+
+
+def _after_call(item: pytest.Item, rep: pytest.TestReport, state: ItemState) -> None:
+    """Record the test's pod timings and, on failure (or --artifacts-on always), write its artifacts."""
+    c = state.cluster
+    created = {p.name: p.created_wall for namespace in state.namespaces for p in namespace.pods}
+    try:
+        timings = [t for namespace in state.namespaces
+                   for t in pod_timings(c.core, c.events_api, namespace.name, created)]
+    except Exception as e:  # noqa: BLE001 — the API may be the thing that failed; the test's own outcome stands
+        rep.sections.append(("schedgate timings", f"not read: {type(e).__name__}: {e}"))
+        timings = []
+    if timings:
+        item.config.stash.setdefault(_TIMINGS, []).append((item.nodeid, summary_row(timings)))
+    when = item.config.getoption("artifacts_on")
+    if not (when == "always" or (when == "failure" and rep.failed)):
+        return
+    root = Path(item.config.invocation_params.dir) / item.config.getoption("artifacts")
+    started = started_of(item.config)
+    kept = started is not None and item.config.getoption("keep_cluster") and started.cluster is c
+    reach = ([f"cluster kept running: export KUBECONFIG={c.kubeconfig}",
+              f"stop it with: {sys.executable} -m schedgate down {started.run_dir}"] if kept and started else
+             ["cluster stopped at the end of the run; run again with --keep-cluster to look at it live"])
+    failure = str(rep.longrepr) if rep.failed else ""
+    dest = collect(folder_for(root, item.nodeid), c, [namespace.name for namespace in state.namespaces],
+                   title=item.nodeid, transcript=state.transcript, created=created, failure=failure,
+                   summary=[f"test: {item.nodeid}", f"outcome: {rep.outcome}", *reach, "", failure])
+    rep.sections.append(("schedgate artifacts", f"{dest} (open {dest / 'placement.html'})"))
+    item.config.stash.setdefault(_ARTIFACTS, []).append(str(dest))
+
+
+_TIMINGS = pytest.StashKey[list[tuple[str, tuple[int, int, str, str, int]]]]()
+_ARTIFACTS = pytest.StashKey[list[str]]()
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    timings = terminalreporter.config.stash.get(_TIMINGS, [])
+    if timings:
+        terminalreporter.section("schedgate pod timings")
+        head = ("test", "pods", "scheduled", "create->scheduled median (s)", "max (s)", "max attempts")
+        table = [head, *((n, *(str(x) for x in row)) for n, row in timings)]
+        widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+        for r in table:
+            terminalreporter.write_line("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                                  for i, (c, w) in enumerate(zip(r, widths, strict=True))))
+    written = terminalreporter.config.stash.get(_ARTIFACTS, [])
+    if written:
+        terminalreporter.write_line(f"schedgate: artifacts of {len(written)} test(s) under "
+                                    f"{Path(written[0]).parent} (placement.html in each)")
     rows = []
     for key in ("passed", "failed"):
         for rep in terminalreporter.stats.get(key, []):

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from schedgate.cluster import Cluster, Namespace
 
 
 @dataclass
@@ -17,3 +22,27 @@ class Report:
 
 def figures(user_properties: list[tuple[str, Any]]) -> list[tuple[str, str]]:
     return [(k.removeprefix("schedgate:"), str(v)) for k, v in user_properties if str(k).startswith("schedgate:")]
+
+
+# What a test leaves on its pytest item for the plugin's report hooks: the
+# cluster it ran on, its namespaces, and a scenario file's step transcript.
+@dataclass
+class ItemState:
+    cluster: Cluster
+    namespaces: list[Namespace] = field(default_factory=list)
+    transcript: list[str] = field(default_factory=list)
+
+
+_STATE = pytest.StashKey[ItemState]()
+
+
+def item_state(item: pytest.Item, cluster: Cluster) -> ItemState:
+    """The item's state, created on first use (the ``ns`` fixture and scenario files record into it)."""
+    state = item.stash.get(_STATE, None)
+    if state is None:
+        state = item.stash[_STATE] = ItemState(cluster=cluster)
+    return state
+
+
+def state_of(item: pytest.Item) -> ItemState | None:
+    return item.stash.get(_STATE, None)

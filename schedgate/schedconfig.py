@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from schedgate.errors import DefinitionError
+from schedgate.yamlfile import read_yaml
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
@@ -92,18 +93,8 @@ def default_scheduler_config() -> SchedulerConfig:
 
 def load_scheduler_config(path: str | Path, *, allow_default_profile: bool = False) -> SchedulerConfig:
     """Read a KubeSchedulerConfiguration (or a ``profiles:`` fragment) and check its shape."""
-    p = Path(path)
-    try:
-        doc = yaml.safe_load(p.read_text())
-    except FileNotFoundError:
-        raise DefinitionError(p, "", "no such scheduler configuration file") from None
-    except OSError as e:
-        raise DefinitionError(p, "", f"cannot read: {e.strerror}") from None
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark else "YAML"
-        raise DefinitionError(p, where, f"not valid YAML: {getattr(e, 'problem', None) or e}") from None
-    return parse_scheduler_config(doc, source=str(p), allow_default_profile=allow_default_profile)
+    doc, _ = read_yaml(path, "scheduler configuration")
+    return parse_scheduler_config(doc, source=str(path), allow_default_profile=allow_default_profile)
 
 
 def parse_scheduler_config(doc: Any, source: str = "<memory>", *,

@@ -86,7 +86,7 @@ def test_malformed_yaml_names_the_line(tmp_path):
 
 
 def test_a_missing_file_says_so(tmp_path):
-    with pytest.raises(DefinitionError, match=r"nope\.yaml: no such file$"):
+    with pytest.raises(DefinitionError, match=r"nope\.yaml: no such cluster definition file$"):
         load_definition(tmp_path / "nope.yaml")
 
 

@@ -56,7 +56,7 @@ def error_lines(out: str) -> list[str]:
 @pytest.mark.parametrize(
     "args, expect",
     [
-        pytest.param(["--cluster", "tests/data/nope.yaml"], r"tests/data/nope.yaml: no such file",
+        pytest.param(["--cluster", "tests/data/nope.yaml"], r"tests/data/nope.yaml: no such cluster definition file",
                      id="missing-cluster"),
         pytest.param(["--scheduler-config", "tests/data/nope.yaml"],
                      r"tests/data/nope.yaml: no such scheduler configuration file", id="missing-profile"),

@@ -1,0 +1,108 @@
+"""Per-pod timings: create→scheduled, scheduled→Ready, scheduling attempts.
+
+create→scheduled runs from the moment schedgate created the pod (its own
+clock) to the ``Scheduled`` event's ``eventTime`` (microseconds, stamped by
+the scheduler on the same host). Attempts are the ``FailedScheduling``
+events about the pod (with their series counts) plus the one that bound it.
+scheduled→Ready needs a kubelet, so it is only filled on providers that run
+pods for real.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from schedgate.api import read_json
+
+
+@dataclass(frozen=True)
+class PodTiming:
+    pod: str
+    scheduler: str
+    node: str
+    create_to_scheduled: float | None
+    scheduled_to_ready: float | None
+    attempts: int
+    state: str  # bound, pre-bound, pending: <reason>
+
+    def row(self) -> list[str]:
+        return [self.pod, self.scheduler, self.node or "-", _fmt(self.create_to_scheduled),
+                _fmt(self.scheduled_to_ready), str(self.attempts), self.state]
+
+
+HEADER = ["pod", "scheduler", "node", "create->scheduled (s)", "scheduled->ready (s)", "attempts", "state"]
+
+
+def _fmt(v: float | None) -> str:
+    return "-" if v is None else f"{v:.3f}"
+
+
+def parse_time(s: str | None) -> float | None:
+    if not s:
+        return None
+    try:
+        return datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def event_time(e: dict[str, Any]) -> float | None:
+    """When the event happened: ``eventTime`` (µs), else the series' last, else the deprecated stamps."""
+    series = e.get("series") or {}
+    return (parse_time(series.get("lastObservedTime")) or parse_time(e.get("eventTime"))
+            or parse_time(e.get("deprecatedLastTimestamp")) or parse_time((e.get("metadata") or {})
+                                                                         .get("creationTimestamp")))
+
+
+def event_count(e: dict[str, Any]) -> int:
+    series = e.get("series") or {}
+    return int(series.get("count") or e.get("deprecatedCount") or 1)
+
+
+def pod_timings(core: Any, events_api: Any, namespace: str,
+                created: dict[str, float] | None = None) -> list[PodTiming]:
+    """Timings of every pod in ``namespace``; ``created`` maps pod name to its creation (epoch seconds)."""
+    pods = read_json(core.list_namespaced_pod, namespace).get("items") or []
+    events = read_json(events_api.list_namespaced_event, namespace).get("items") or []
+    by_pod: dict[str, list[dict[str, Any]]] = {}
+    for e in events:
+        reg = e.get("regarding") or {}
+        if reg.get("kind") == "Pod":
+            by_pod.setdefault(reg.get("name", ""), []).append(e)
+    out = []
+    for p in pods:
+        meta, spec = p.get("metadata") or {}, p.get("spec") or {}
+        name = meta.get("name", "")
+        mine = by_pod.get(name, [])
+        scheduled = [e for e in mine if e.get("reason") == "Scheduled"]
+        failed = sum(event_count(e) for e in mine if e.get("reason") == "FailedScheduling")
+        born = (created or {}).get(name) or parse_time(meta.get("creationTimestamp"))
+        bound_at = event_time(scheduled[-1]) if scheduled else None
+        conds = {c.get("type"): c for c in (p.get("status") or {}).get("conditions") or []}
+        ready = conds.get("Ready") or {}
+        ready_at = parse_time(ready.get("lastTransitionTime")) if ready.get("status") == "True" else None
+        node = spec.get("nodeName") or ""
+        if node and not scheduled:
+            state = "pre-bound" if not failed else "bound"
+        elif node:
+            state = "bound"
+        else:
+            sc = conds.get("PodScheduled") or {}
+            state = f"pending: {sc.get('reason') or 'not tried yet'}"
+        out.append(PodTiming(
+            pod=name, scheduler=spec.get("schedulerName", ""), node=node,
+            create_to_scheduled=bound_at - born if bound_at and born else None,
+            scheduled_to_ready=max(0.0, ready_at - bound_at) if ready_at and bound_at else None,
+            attempts=failed + (1 if scheduled else 0), state=state))
+    return out
+
+
+def summary_row(timings: list[PodTiming]) -> tuple[int, int, str, str, int]:
+    """(pods, bound by a scheduler, median and max create->scheduled, max attempts) for one test."""
+    lat = [t.create_to_scheduled for t in timings if t.create_to_scheduled is not None]
+    med = f"{statistics.median(lat):.3f}" if lat else "-"
+    top = f"{max(lat):.3f}" if lat else "-"
+    return (len(timings), len(lat), med, top, max((t.attempts for t in timings), default=0))
