@@ -14,6 +14,7 @@ from typing import Any
 
 from schedgate.builders import Pod, PodBuilder, make_pod
 from schedgate.cluster import Cluster, Namespace
+from schedgate.events import summarize
 from schedgate.extender import Extender
 from schedgate.metrics import MetricsSnapshot
 from schedgate.report import Report
@@ -176,6 +177,13 @@ class Run:
             self._each(a["pods"], scheduling_error(a["message"]), timeout)
         elif what == "gone":
             self._each(a["pods"], gone(), timeout)
+        elif what == "untouched":
+            for name in a["pods"]:
+                pod = self.pod(name).refresh()
+                touched = self.ns.events.for_pod(pod)
+                if pod.node_name or pod.condition() is not None or touched:
+                    raise AssertionError(f"pod {name} was touched by a scheduler: {pod.state()}; events: "
+                                         + ("; ".join(summarize(e) for e in touched) or "none"))
         elif what == "event":
             for name in a["pods"]:
                 self.ns.events.expect(self.pod(name), a["reason"], by=a["by"], message=a["message"],

@@ -49,7 +49,7 @@ PROJECT = Path(__file__).resolve().parent.parent
 ROLES = {"network-slots": "clusters/profiles/network-slots.yaml",
          "extender-hard": "clusters/profiles/extender-hard.yaml",
          "extender-soft": "clusters/profiles/extender-soft.yaml"}
-OUTCOMES = ("scheduledOn", "unschedulable", "schedulingError", "gone", "event", "metric", "wholeFreeNodes")
+OUTCOMES = ("scheduledOn", "unschedulable", "schedulingError", "untouched", "gone", "event", "metric", "wholeFreeNodes")
 WAIT_UNTIL = ("scheduled", "unschedulable", "schedulingError", "decided", "gone")
 EXTENDER_KINDS = ("hard", "soft")
 TEMPLATE_FIELDS = ("gpus", "cpu", "memory", "requests", "scheduler", "requireLabels", "forbidLabels",
@@ -416,7 +416,7 @@ class _Loader:
             else:
                 mm = v.mapping(body, ww, allowed=("message",))
                 out["message"] = v.regex(mm["message"], f"{ww}.message") if "message" in mm else None
-        elif what == "gone":
+        elif what in ("gone", "untouched"):
             if body is not True:
                 v.fail(ww, f"must be true, got {body!r}")
         elif what == "event":

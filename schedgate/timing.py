@@ -80,23 +80,24 @@ def pod_timings(core: Any, events_api: Any, namespace: str,
         scheduled = [e for e in mine if e.get("reason") == "Scheduled"]
         failed = sum(event_count(e) for e in mine if e.get("reason") == "FailedScheduling")
         born = (created or {}).get(name) or parse_time(meta.get("creationTimestamp"))
-        bound_at = event_time(scheduled[-1]) if scheduled else None
         conds = {c.get("type"): c for c in (p.get("status") or {}).get("conditions") or []}
+        placed = conds.get("PodScheduled") or {}
+        # The Scheduled event is written asynchronously; until it is, the condition (1 s resolution) stands in.
+        bound_at = event_time(scheduled[-1]) if scheduled else (
+            parse_time(placed.get("lastTransitionTime")) if placed.get("status") == "True" else None)
+        by_scheduler = bool(scheduled) or placed.get("status") == "True"
         ready = conds.get("Ready") or {}
         ready_at = parse_time(ready.get("lastTransitionTime")) if ready.get("status") == "True" else None
         node = spec.get("nodeName") or ""
-        if node and not scheduled:
-            state = "pre-bound" if not failed else "bound"
-        elif node:
-            state = "bound"
+        if node:
+            state = "bound" if by_scheduler else "pre-bound"
         else:
-            sc = conds.get("PodScheduled") or {}
-            state = f"pending: {sc.get('reason') or 'not tried yet'}"
+            state = f"pending: {placed.get('reason') or 'not tried yet'}"
         out.append(PodTiming(
             pod=name, scheduler=spec.get("schedulerName", ""), node=node,
-            create_to_scheduled=bound_at - born if bound_at and born else None,
+            create_to_scheduled=max(0.0, bound_at - born) if bound_at and born else None,
             scheduled_to_ready=max(0.0, ready_at - bound_at) if ready_at and bound_at else None,
-            attempts=failed + (1 if scheduled else 0), state=state))
+            attempts=failed + (1 if node and by_scheduler else 0), state=state))
     return out
 
 
