@@ -63,6 +63,14 @@ def _resolve(config: pytest.Config, option: str, ini: str, default: str) -> Path
     return PROJECT / default
 
 
+def project_path(value: str | Path) -> Path:
+    """A file named on the command line: as given if it exists, else relative to schedgate's project folder."""
+    p = Path(value)
+    if p.is_absolute() or p.exists() or not (PROJECT / p).exists():
+        return p
+    return PROJECT / p
+
+
 def _shown(p: Path) -> str:
     try:
         return str(p.relative_to(Path.cwd()))
@@ -77,18 +85,9 @@ def request_from(config: pytest.Config) -> ClusterRequest:
         return cached
     cluster_file = _resolve(config, "cluster", "schedgate_cluster", DEFAULT_CLUSTER)
     sched_file = _resolve(config, "scheduler_config", "schedgate_scheduler_config", DEFAULT_SCHEDULER_CONFIG)
-    definition = load_definition(_shown(cluster_file))
-    sched = load_scheduler_config(_shown(sched_file))
-    binary = config.getoption("scheduler_binary")
-    bin_dir = config.getoption("bin_dir")
-    if binary and not Path(binary).is_file():
-        raise SchedgateError(f"--scheduler-binary {binary}: no such file")
-    if bin_dir and not Path(bin_dir).is_dir():
-        raise SchedgateError(f"--bin-dir {bin_dir}: no such folder")
-    req = ClusterRequest(provider=config.getoption("provider") or "local", definition=definition,
-                         scheduler_config=sched, scheduler_binary=Path(binary).resolve() if binary else None,
-                         bin_dir=Path(bin_dir).resolve() if bin_dir else None,
-                         keep=bool(config.getoption("keep_cluster")))
+    req = make_request(cluster_file, sched_file, provider=config.getoption("provider") or "local",
+                       binary=config.getoption("scheduler_binary"), bin_dir=config.getoption("bin_dir"),
+                       keep=bool(config.getoption("keep_cluster")))
     for kind in EXTENDER_KINDS:
         extender_config(config, kind)  # a bad file fails before anything starts
     slots_config(config)
@@ -97,6 +96,22 @@ def request_from(config: pytest.Config) -> ClusterRequest:
 
 
 _REQUEST = pytest.StashKey[ClusterRequest]()
+
+
+def make_request(cluster_file: Path, sched_file: Path, *, provider: str = "local", binary: str | None = None,
+                 bin_dir: str | None = None, keep: bool = False) -> ClusterRequest:
+    """A validated cluster request (pytest options and the ``schedgate`` command both end here)."""
+    definition = load_definition(_shown(cluster_file))
+    sched = load_scheduler_config(_shown(sched_file))
+    if provider not in PROVIDERS:
+        raise SchedgateError(f"--provider {provider!r}: unknown provider (known: {', '.join(PROVIDERS)})")
+    if binary and not Path(binary).is_file():
+        raise SchedgateError(f"--scheduler-binary {binary}: no such file")
+    if bin_dir and not Path(bin_dir).is_dir():
+        raise SchedgateError(f"--bin-dir {bin_dir}: no such folder")
+    return ClusterRequest(provider=provider, definition=definition, scheduler_config=sched,
+                          scheduler_binary=Path(binary).resolve() if binary else None,
+                          bin_dir=Path(bin_dir).resolve() if bin_dir else None, keep=keep)
 
 
 def extra_config(config: pytest.Config, option: str, default: str) -> SchedulerConfig:

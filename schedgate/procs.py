@@ -60,7 +60,7 @@ def _start_time(pid: int) -> str | None:
     return stat.rsplit(")", 1)[1].split()[19]  # field 22: starttime
 
 
-def _cmdline(pid: int) -> str:
+def cmdline_of(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
@@ -170,6 +170,13 @@ class RunDir:
         shutil.rmtree(self.path, ignore_errors=True)
 
 
+def run_dirs(tmp: Path | None = None) -> list[Path]:
+    """Every schedgate run folder on this machine, oldest first."""
+    root = tmp or Path(tempfile.gettempdir())
+    found = [p for p in root.glob(f"{RUN_PREFIX}*") if p.is_dir()]
+    return sorted(found, key=lambda p: p.stat().st_mtime)
+
+
 def reap_orphans(tmp: Path | None = None) -> list[str]:
     """Remove what runs whose owner is gone left behind; returns what was reaped."""
     reaped: list[str] = []
@@ -204,7 +211,7 @@ def remove_run(run: Path) -> list[str]:
     for line in lines:
         pid_s, name = line.split(maxsplit=1)
         pid = int(pid_s)
-        if str(run) in _cmdline(pid):  # only our own child, never a reused pid
+        if str(run) in cmdline_of(pid):  # only our own child, never a reused pid
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
             removed.append(f"process {pid} ({name})")

@@ -504,3 +504,14 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
 
 def is_scenario_file(path: Path) -> bool:
     return path.name.endswith(SUFFIX)
+
+
+def referenced_files(path: str | Path) -> tuple[Path | None, Path | None]:
+    """The cluster definition and scheduler configuration files a scenario names (None when inline or absent)."""
+    doc, lines = read_yaml(path, "scenario")
+    loader = _Loader(Path(path), doc, lines)
+    refs: list[Path | None] = []
+    for key in ("cluster", "scheduler"):
+        value = doc.get(key) if isinstance(doc, dict) else None
+        refs.append(loader.referenced(value).resolve() if isinstance(value, str) else None)
+    return refs[0], refs[1]
