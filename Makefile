@@ -8,11 +8,12 @@ PY      := $(VENV)/bin/python
 PYTEST  := scripts/pytest
 ARGS    ?=
 
-.PHONY: help venv tools e2e unit test mutants bench lint clean
+.PHONY: help venv tools browser e2e repro unit test mutants bench lint clean
 
 help:
 	@echo "make e2e       run the scenario suite (local provider) against the profile under test"
 	@echo "make test      Go and Python unit tests, then the scenario suite"
+	@echo "make repro SCENARIO=FILE   run one scenario file; artifacts and placement.html under artifacts/"
 	@echo "make mutants   run the suite against each broken scheduler in clusters/mutants"
 	@echo "make bench     print start-up, suite and bind-latency figures"
 	@echo "make tools     build the pinned etcd, kube-apiserver, kube-controller-manager, kube-scheduler"
@@ -31,15 +32,22 @@ venv: $(VENV)/.installed
 tools: venv
 	$(PY) -m schedgate.toolchain build
 
+browser:
+	scripts/ensure-chromium
+
 e2e: tools
-	$(PYTEST) e2e $(ARGS)
+	$(PYTEST) e2e --junitxml=artifacts/junit-e2e.xml $(ARGS)
+
+repro: tools
+	@test -n "$(SCENARIO)" || { echo "make repro: say which file: make repro SCENARIO=e2e/scenarios/hard-constraint.scenario.yaml" >&2; exit 2; }
+	$(PY) -m schedgate repro $(SCENARIO) $(ARGS)
 
 unit: venv
 	$(PYTEST) tests $(ARGS)
 
-test: tools
+test: tools browser
 	cd go && go test -trimpath ./pkg/... ./cmd/schedgate-pki/
-	$(PYTEST) tests e2e $(ARGS)
+	$(PYTEST) tests e2e --junitxml=artifacts/junit.xml $(ARGS)
 
 mutants: tools
 	$(PY) -m schedgate.mutants $(ARGS)

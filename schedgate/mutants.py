@@ -99,7 +99,7 @@ def run_suite(config: Path, suite: str, extra: list[str]) -> Result:
         if binary:  # a broken build: run it as the scheduler under test
             extra = [f"--scheduler-binary={ensure_binaries(None).path(binary)}", *extra]
         cmd = [sys.executable, "-m", "pytest", suite, f"{option}={config}", "-p", "schedgate.mutants",
-               "-q", "-p", "no:cacheprovider", "--no-header", *extra]
+               "-q", "-p", "no:cacheprovider", "--no-header", "--artifacts-on", "never", *extra]
         started = time.monotonic()
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
         seconds = time.monotonic() - started

@@ -1,0 +1,196 @@
+"""Scenario files: every shipped example validates; bad files fail in one line naming file, field and line."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from schedgate.errors import DefinitionError
+from schedgate.scenario import load_scenario
+
+ROOT = Path(__file__).parent.parent
+EXAMPLES = sorted((ROOT / "e2e" / "scenarios").glob("*.scenario.yaml"))
+CLUSTER = str(ROOT / "clusters" / "inference.yaml")
+
+GOOD = f"""\
+apiVersion: schedgate.io/v1alpha1
+kind: Scenario
+name: sample
+cluster: {CLUSTER}
+templates:
+  infer: {{gpus: 1, scheduler: gpu-packing-scheduler, requireLabels: {{infra.example.com/high-speed-network: "true"}}}}
+steps:
+  - createPods: {{template: infer, name: infer, count: 2}}
+  - label: {{nodes: [gpu-plain], key: example.com/x, value: "y"}}
+  - expect:
+      pods: infer-*
+      scheduledOn: [gpu-net]
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "case.scenario.yaml"
+    p.write_text(text)
+    return p
+
+
+def test_every_shipped_example_validates():
+    assert len(EXAMPLES) >= 6, EXAMPLES
+    for path in EXAMPLES:
+        sc = load_scenario(path)
+        assert sc.steps and sc.definition.name == "inference", path
+
+
+def test_a_good_file_expands_pools_pods_and_the_never_set(tmp_path):
+    sc = load_scenario(write(tmp_path, GOOD))
+    assert sc.pods == ("infer-1", "infer-2")
+    label, expect = sc.steps[1], sc.steps[2]
+    assert label.args["nodes"] == ["gpu-plain-1", "gpu-plain-2"]
+    assert expect.args["nodes"] == ["gpu-net-1", "gpu-net-2", "gpu-net-3", "gpu-net-4"]
+    # Not naming 'never' forbids every other node.
+    assert set(expect.args["never"]) == {"gpu-plain-1", "gpu-plain-2", "cpu-1", "cpu-2", "train-1"}
+    assert expect.line == 10
+
+
+@pytest.mark.parametrize(
+    "old, new, field, problem",
+    [
+        pytest.param("  - label:", "  - relabel:", r"steps\[1\]\.relabel", r"unknown step \(known: createPods",
+                     id="unknown-step"),
+        pytest.param("  - label:", "  - sleep:", r"steps\[1\]\.sleep", r"fixed sleeps are not steps",
+                     id="sleep-is-not-a-step"),
+        pytest.param("{template: infer, name: infer, count: 2}", "{template: infer, count: 2}",
+                     r"steps\[0\]\.createPods\.name", "required field is missing", id="missing-field"),
+        pytest.param("count: 2", "count: two", r"steps\[0\]\.createPods\.count",
+                     "must be a whole number >= 1, got 'two'", id="wrong-type"),
+        pytest.param("nodes: [gpu-plain]", "nodes: [gpu-plian]", r"steps\[1\]\.label\.nodes\[0\]",
+                     "unknown node or pool 'gpu-plian'", id="unknown-node"),
+        pytest.param("pods: infer-*", "pods: train-*", r"steps\[2\]\.expect\.pods",
+                     "no pod created by an earlier step matches 'train-\\*'", id="unknown-pod"),
+        pytest.param("template: infer,", "template: inference,", r"steps\[0\]\.createPods\.template",
+                     "unknown template 'inference'", id="unknown-template"),
+        pytest.param("      scheduledOn: [gpu-net]", "      scheduledOn: [gpu-net]\n      gone: true",
+                     r"steps\[2\]\.expect", "needs exactly one outcome", id="two-outcomes"),
+        pytest.param("kind: Scenario", "kind: Scenery", "kind", "must be Scenario", id="wrong-kind"),
+        pytest.param("name: sample", "name: Sample_1", "name", "must be a DNS label", id="bad-name"),
+    ],
+)
+def test_a_bad_file_names_file_field_and_line(tmp_path, old, new, field, problem):
+    assert old in GOOD
+    path = write(tmp_path, GOOD.replace(old, new, 1))
+    with pytest.raises(DefinitionError) as e:
+        load_scenario(path)
+    msg = str(e.value)
+    assert "\n" not in msg
+    assert re.match(rf"^{re.escape(str(path))}: {field}: .*{problem}", msg), msg
+    assert re.search(r"\(line \d+\)$", msg), msg
+
+
+def test_a_missing_cluster_file_is_named(tmp_path):
+    path = write(tmp_path, GOOD.replace(CLUSTER, "nowhere/cluster.yaml"))
+    with pytest.raises(DefinitionError, match=r"nowhere/cluster\.yaml: no such cluster definition file$"):
+        load_scenario(path)
+
+
+def test_invalid_yaml_names_the_line(tmp_path):
+    path = write(tmp_path, GOOD.replace("  - createPods: {", "  - createPods: {{", 1))
+    with pytest.raises(DefinitionError, match=rf"^{re.escape(str(path))}: line \d+: not valid YAML"):
+        load_scenario(path)
+
+
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "schedgate", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.mark.parametrize("command", ["check", "repro"])
+def test_the_command_line_refuses_a_bad_file_in_one_line_and_starts_nothing(tmp_path, command):
+    path = write(tmp_path, GOOD.replace("nodes: [gpu-plain]", "nodes: [gpu-plian]"))
+    out = cli(command, str(path))
+    assert out.returncode == 2, out
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1, out.stderr
+    assert re.match(rf"^schedgate: {re.escape(str(path))}: steps\[1\]\.label\.nodes\[0\]: unknown node", lines[0])
+    assert not list(Path(tmp_path).glob("schedgate-run-*"))
+
+
+def test_check_accepts_the_examples():
+    out = cli("check", *map(str, EXAMPLES))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count(": ok") == len(EXAMPLES)
+
+
+def test_pytest_reports_a_bad_file_as_one_line_collection_error(tmp_path):
+    path = write(tmp_path, GOOD.replace("count: 2", "count: -1"))
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", str(path)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stdout
+    assert re.search(rf"^{re.escape(str(path))}: steps\[0\]\.createPods\.count: must be a whole number >= 1, "
+                     r"got -1 \(line \d+\)$", out.stdout, re.M), out.stdout
+    assert "Traceback" not in out.stdout
+
+
+WRONG = f"""\
+apiVersion: schedgate.io/v1alpha1
+kind: Scenario
+name: expects-the-wrong-node
+cluster: {CLUSTER}
+scheduler: {ROOT / "clusters" / "profiles" / "gpu-packing-scheduler.yaml"}
+templates:
+  filler: {{gpus: 8, cpu: 1, memory: 8Gi}}
+steps:
+  - createPods: {{template: filler, name: full-1, node: gpu-net-1}}
+  - createPods: {{template: filler, name: full-2, node: gpu-net-2}}
+  - createPods: {{template: filler, name: full-3, node: gpu-net-3}}
+  - createPods:
+      name: infer
+      gpus: 1
+      scheduler: gpu-packing-scheduler
+      requireLabels: {{infra.example.com/high-speed-network: "true"}}
+  # The only free network node is gpu-net-4; this file claims gpu-net-1.
+  - expect: {{pods: infer, scheduledOn: [gpu-net-1]}}
+"""
+
+
+def test_a_failing_scenario_leaves_artifacts_and_a_picture_that_explain_it(tmp_path):
+    from browser import pixels, screenshot
+
+    from schedgate.picture import pod_color
+
+    scenario = tmp_path / "wrong.scenario.yaml"
+    scenario.write_text(WRONG)
+    arts = tmp_path / "arts"
+    env_tmp = tmp_path / "tmp"
+    env_tmp.mkdir()
+    out = subprocess.run([sys.executable, "-m", "schedgate", "repro", str(scenario), "--artifacts", str(arts)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300,
+                         env={**__import__("os").environ, "TMPDIR": str(env_tmp)})
+    assert out.returncode == 1, out.stdout[-3000:]
+    [folder] = arts.iterdir()
+    files = {p.name for p in folder.iterdir()}
+    assert {"summary.txt", "steps.txt", "pods.yaml", "nodes.yaml", "events.txt", "timings.csv", "placement.html",
+            "cluster.yaml", "schedulers"} <= files, files
+    logs = {p.name for p in (folder / "schedulers").iterdir()}
+    assert {"gpu-packing-scheduler.log", "gpu-packing-scheduler.metrics.txt",
+            "gpu-packing-scheduler.config.yaml"} <= logs, logs
+    summary = (folder / "summary.txt").read_text()
+    assert re.search(r"steps\[4\] expect \(line 18\): .*bound to a forbidden node 'gpu-net-4'",
+                     summary), summary
+    assert "steps[4] expect (line 18): FAILED" in (folder / "steps.txt").read_text()
+    events = (folder / "events.txt").read_text()
+    assert re.search(r"Normal\s+Scheduled\s+gpu-packing-scheduler\s+Pod/infer .* to gpu-net-4", events), events
+    assert re.search(r"^infer,gpu-packing-scheduler,gpu-net-4,\d+\.\d+,-,1,bound$",
+                     (folder / "timings.csv").read_text(), re.M)
+
+    page = folder / "placement.html"
+    html = page.read_text()
+    row = html.split('id="node-gpu-net-4"', 1)[1].split("</tr>", 1)[0]
+    assert "infer" in row and "bound to a forbidden node" in html
+    seen = pixels(screenshot(page, tmp_path / "shot.png", size=(1400, 1100)))
+    assert seen[pod_color("infer")] > 300, "the pod's GPU slot is not visible in the picture"
+    # Nothing left running: the run folder and its processes are gone.
+    assert not list(env_tmp.glob("schedgate-run-*"))
