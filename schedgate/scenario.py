@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from schedgate.definitions import (
     API_VERSION,
@@ -42,6 +42,7 @@ from schedgate.errors import DefinitionError
 from schedgate.schedconfig import SchedulerConfig, load_scheduler_config, parse_scheduler_config
 from schedgate.yamlfile import read_yaml
 
+T = TypeVar("T")
 KIND = "Scenario"
 SUFFIX = ".scenario.yaml"
 PROJECT = Path(__file__).resolve().parent.parent
@@ -184,20 +185,21 @@ class _Loader:
         return beside if beside.exists() or not (PROJECT / p).exists() else PROJECT / p
 
     def cluster(self, raw: Any) -> ClusterDefinition:
-        if isinstance(raw, str):
-            return load_definition(self.referenced(raw))
-        if isinstance(raw, dict):
-            return parse_definition(raw, source=f"{self.path}: cluster")
-        self.v.fail("cluster", f"must be a file name or an inline cluster definition, got {kind_of(raw)}")
-        raise AssertionError  # unreachable: fail() raises
+        return self._file_or_inline(raw, "cluster", "an inline cluster definition", load_definition,
+                                    lambda doc, src: parse_definition(doc, source=src))
 
     def scheduler(self, raw: Any) -> SchedulerConfig:
+        return self._file_or_inline(raw, "scheduler", "an inline configuration", load_scheduler_config,
+                                    lambda doc, src: parse_scheduler_config(doc, source=src))
+
+    def _file_or_inline(self, raw: Any, key: str, inline: str, load: Callable[[Path], T],
+                        parse: Callable[[Any, str], T]) -> T:
+        """A file named relative to the scenario, or the document written inline under ``key``."""
         if isinstance(raw, str):
-            return load_scheduler_config(self.referenced(raw))
-        if isinstance(raw, dict):
-            return parse_scheduler_config(raw, source=f"{self.path}: scheduler")
-        self.v.fail("scheduler", f"must be a file name or an inline configuration, got {kind_of(raw)}")
-        raise AssertionError
+            return load(self.referenced(raw))
+        if not isinstance(raw, dict):
+            self.v.fail(key, f"must be a file name or {inline}, got {kind_of(raw)}")
+        return parse(raw, f"{self.path}: {key}")
 
     # -- pieces --------------------------------------------------------------
     def node_set(self, raw: Any, where: str) -> list[str]:
