@@ -164,7 +164,8 @@ def _repro(args: argparse.Namespace) -> int:
     opts = list(args.options)
     if opts[:1] == ["--"]:
         opts = opts[1:]
-    pytest_args = [str(args.file), "-p", "no:cacheprovider", "--artifacts-on", "always", *sc_doc, *opts]
+    pytest_args = [str(args.file), "-p", "no:cacheprovider", "--artifacts-on", "always",
+                   "-W", "ignore::pytest.PytestAssertRewriteWarning", *sc_doc, *opts]
     return int(pytest.main(pytest_args))
 
 
