@@ -67,6 +67,10 @@ class PodBuilder:
         op = "Equal" if value else "Exists"
         return replace(self, tolerations=self.tolerations + ((key, op, value, effect),))
 
+    def tolerate_everything(self) -> PodBuilder:
+        """One toleration with no key: every taint, whatever its effect."""
+        return replace(self, tolerations=self.tolerations + (("", "Exists", "", ""),))
+
     def label(self, key: str, value: str) -> PodBuilder:
         return replace(self, labels=self.labels + ((key, value),))
 
@@ -99,8 +103,8 @@ class PodBuilder:
             spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
                 "nodeSelectorTerms": [{"matchExpressions": exprs}]}}}
         if self.tolerations:
-            spec["tolerations"] = [{"key": k, "operator": op, **({"value": v} if v else {}), "effect": e}
-                                   for k, op, v, e in self.tolerations]
+            spec["tolerations"] = [{**({"key": k} if k else {}), "operator": op, **({"value": v} if v else {}),
+                                    **({"effect": e} if e else {})} for k, op, v, e in self.tolerations]
         if self.node_name:
             spec["nodeName"] = self.node_name
         if self.priority_class:

@@ -10,7 +10,7 @@ import json
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +22,7 @@ from kubernetes.client.exceptions import ApiException
 from schedgate.api import read_json
 from schedgate.definitions import GPU, ClusterDefinition, NodeSpec, Taint
 from schedgate.errors import ComponentError
-from schedgate.procs import Proc
+from schedgate.procs import Component
 from schedgate.scheduler import distinct
 from schedgate.waits import MATCH, Check, WaitTimeout, WrongOutcome, pending, scheduled_on, wait_for, wait_for_items
 
@@ -30,12 +30,11 @@ if TYPE_CHECKING:
     from schedgate.builders import Pod, PodBuilder
     from schedgate.events import EventLog
     from schedgate.schedconfig import SchedulerConfig
-    from schedgate.scheduler import SchedulerProcess
+    from schedgate.scheduler import Scheduler
 
 SYNC_NODE = "schedgate-sync"
 SYNC_KEY = "schedgate.io/sync"
 SYSTEM_NAMESPACE = "schedgate-system"
-_CORDONED = "node.kubernetes.io/unschedulable"
 _MERGE = "application/merge-patch+json"
 # Taints the API server adds to a new node until a node-lifecycle controller clears them.
 _ADMISSION_TAINTS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
@@ -58,11 +57,13 @@ class Cluster:
     kubeconfig: Path
     api: k8s.ApiClient
     kubernetes_version: str
-    schedulers: Mapping[str, SchedulerProcess]
-    components: Callable[[], list[Proc]]
-    launcher: Callable[[SchedulerConfig, Path | None], SchedulerProcess] | None = None
-    retirer: Callable[[SchedulerProcess], None] | None = None
+    schedulers: Mapping[str, Scheduler]
+    components: Callable[[], Sequence[Component]]
+    launcher: Callable[[SchedulerConfig, Path | None], Scheduler] | None = None
+    retirer: Callable[[Scheduler], None] | None = None
     api_only_nodes: bool = True
+    # Kubelet-backed nodes (kind): how to bring back a deleted Node (restart its kubelet).
+    node_restarter: Callable[[str], None] | None = None
     pod_image: str = "schedgate.invalid/placeholder:0"
     timings: dict[str, float] = field(default_factory=dict)
     _touched: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
@@ -92,7 +93,7 @@ class Cluster:
         """Nodes the scheduler sees: the definition's plus the sync node."""
         return len(self.node_names) + 1
 
-    def start_scheduler(self, config: SchedulerConfig, binary: Path | None = None) -> SchedulerProcess:
+    def start_scheduler(self, config: SchedulerConfig, binary: Path | None = None) -> Scheduler:
         """Start another scheduler process for ``config``'s profiles, with its own identity and lease."""
         if self.launcher is None:
             raise ComponentError(f"the {self.provider} provider cannot start more schedulers")
@@ -101,11 +102,11 @@ class Cluster:
             raise ComponentError(f"profile(s) {taken} are already served by a running scheduler")
         return self.launcher(config, binary)
 
-    def stop_scheduler(self, proc: SchedulerProcess) -> None:
+    def stop_scheduler(self, proc: Scheduler) -> None:
         if self.retirer is not None:
             self.retirer(proc)
 
-    def scheduler(self, profile: str) -> SchedulerProcess:
+    def scheduler(self, profile: str) -> Scheduler:
         try:
             return self.schedulers[profile]
         except KeyError:
@@ -130,7 +131,7 @@ class Cluster:
         """Restart schedulers that died (a test may kill one on purpose); returns their names."""
         revived = []
         for s in distinct(self.schedulers):
-            if s.proc is not None and not s.proc.alive():
+            if s.is_down():
                 s.start()
                 revived.append(s.name)
         return revived
@@ -234,9 +235,13 @@ class Cluster:
     def _reconcile(self, spec: NodeSpec, touched: set[tuple[str, str]]) -> bool:
         cur = self._node(spec.name)
         changed = False
-        if cur is None:
-            if not self.api_only_nodes:
+        if cur is None and not self.api_only_nodes:
+            if self.node_restarter is None:
                 raise ComponentError(f"node {spec.name} is gone and {self.provider} nodes cannot be recreated")
+            self.node_restarter(spec.name)
+            self._wait_node(spec.name)
+            cur = self._node(spec.name)
+        if cur is None:
             body = {"apiVersion": "v1", "kind": "Node",
                     "metadata": {"name": spec.name, "labels": dict(spec.labels)},
                     "spec": {"taints": [t.to_api() for t in spec.taints] or None}}
@@ -267,8 +272,15 @@ class Cluster:
             changed = True
         status = cur.get("status") or {}
         managed_res = set(spec.capacity) | {k for what, k in touched if what == "resource"}
+        sections: tuple[tuple[str, Mapping[str, str]], ...] = (("capacity", spec.capacity),
+                                                               ("allocatable", spec.allocatable))
+        if not self.api_only_nodes:
+            # A kubelet reports cpu, memory and pods itself and copies capacity into allocatable:
+            # only extended resources (GPUs) are advertised, as a device plugin would.
+            managed_res = {r for r in managed_res if "/" in r}
+            sections = (("capacity", spec.capacity),)
         status_patch: dict[str, Any] = {}
-        for section, want in (("capacity", spec.capacity), ("allocatable", spec.allocatable)):
+        for section, want in sections:
             have = status.get(section) or {}
             diff = {r: want.get(r) for r in managed_res if have.get(r) != want.get(r)}
             if diff:
@@ -281,7 +293,27 @@ class Cluster:
         if status_patch:
             self.core.patch_node_status(spec.name, {"status": status_patch}, _content_type=_MERGE)
             changed = True
+        if not self.api_only_nodes and managed_res:
+            self._wait_allocatable(spec.name, {r: spec.allocatable.get(r, "0") for r in managed_res})
         return changed
+
+    def _wait_node(self, name: str, timeout: float = 120.0) -> None:
+        def present(items: list[dict[str, Any]]) -> Check:
+            return MATCH if any(i["metadata"]["name"] == name for i in items) else pending(f"node {name} absent")
+
+        wait_for_items(_Nodes(self), present, f"node {name} registered again", timeout)
+
+    def _wait_allocatable(self, name: str, want: dict[str, str], timeout: float = 60.0) -> None:
+        """Wait until the kubelet has copied the patched capacity into allocatable."""
+        def shown(items: list[dict[str, Any]]) -> Check:
+            for i in items:
+                if i["metadata"]["name"] == name:
+                    have = (i.get("status") or {}).get("allocatable") or {}
+                    diff = {r: have.get(r) for r, v in want.items() if have.get(r, "0") != v}
+                    return MATCH if not diff else pending(f"allocatable {diff}, want {want}")
+            return pending(f"node {name} absent")
+
+        wait_for_items(_Nodes(self), shown, f"node {name} allocatable showing {want}", timeout)
 
     # -- scheduler cache barrier --------------------------------------------
     def sync_schedulers(self, timeout: float = 15.0) -> float:
@@ -307,7 +339,7 @@ class Cluster:
         for proc in procs:
             profile = proc.profiles[0]
             b = (make_pod(f"sync-{self._sync_count}-{proc.name}"[:63].rstrip("-"))
-                 .scheduler(profile).require_label(SYNC_KEY, token).tolerate(_CORDONED)
+                 .scheduler(profile).require_label(SYNC_KEY, token).tolerate_everything()
                  .request("cpu", "0").request("memory", "0"))
             probes.append((profile, b.create(ns)))
         try:
@@ -351,6 +383,22 @@ class Cluster:
     def new_namespace(self, hint: str) -> Namespace:
         base = "".join(c if c.isalnum() else "-" for c in hint.lower()).strip("-")[:40].strip("-") or "t"
         return Namespace.create(self, f"{base}-{uuid.uuid4().hex[:5]}")
+
+
+@dataclass
+class _Nodes:
+    """Every node, as a collection ``wait_for_items`` can list and watch."""
+
+    cluster: Cluster
+
+    def describe(self) -> str:
+        return "nodes"
+
+    def list_call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+        return self.cluster.core.list_node, (), {}
+
+    def check_health(self) -> None:
+        return None
 
 
 def _taint_set(taints: list[dict[str, Any]]) -> set[tuple[str, str, str]]:

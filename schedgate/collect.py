@@ -25,7 +25,7 @@ from schedgate.providers import ClusterRequest, Started, start_cluster
 from schedgate.report import Report, item_state
 from schedgate.repro import Run
 from schedgate.scenario import Scenario, is_scenario_file, load_scenario
-from schedgate.scheduler import SchedulerProcess
+from schedgate.scheduler import Scheduler
 
 
 class ScenarioFile(pytest.File):
@@ -119,9 +119,9 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
     state = item_state(item, cluster)
     ns = cluster.new_namespace(scenario.name)
     state.namespaces.append(ns)
-    started: list[SchedulerProcess] = []
+    started: list[Scheduler] = []
 
-    def start(config: Any) -> SchedulerProcess:
+    def start(config: Any) -> Scheduler:
         proc = cluster.start_scheduler(config)
         started.append(proc)
         return proc

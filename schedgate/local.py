@@ -21,7 +21,7 @@ from schedgate.errors import ComponentError
 from schedgate.health import free_port, probe, tls_context, wait_ready
 from schedgate.procs import Proc, RunDir
 from schedgate.schedconfig import SchedulerConfig, default_scheduler_config
-from schedgate.scheduler import SchedulerProcess, distinct
+from schedgate.scheduler import Scheduler, SchedulerProcess, distinct
 from schedgate.toolchain import Binaries
 
 ADMIN = "admin"
@@ -150,7 +150,7 @@ class LocalControlPlane:
         proc.start()
         return proc
 
-    def remove_scheduler(self, proc: SchedulerProcess) -> None:
+    def remove_scheduler(self, proc: Scheduler) -> None:
         proc.stop()
         for profile in proc.profiles:
             if self.schedulers.get(profile) is proc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,8 @@ EXTENDER_KINDS = ("hard", "soft")
 def add_options(parser: pytest.Parser) -> None:
     g = parser.getgroup("schedgate", "schedgate: scheduler end-to-end scenarios")
     g.addoption("--provider", choices=PROVIDERS, default=os.environ.get("SCHEDGATE_PROVIDER") or None,
-                help="where the cluster runs: local (processes on loopback, no Docker). Default: local")
+                help="where the cluster runs: local (processes on loopback, no Docker) or kind (Docker). "
+                     "Default: $SCHEDGATE_PROVIDER, else local")
     g.addoption("--cluster", metavar="FILE", default=None,
                 help=f"cluster definition (default: ini schedgate_cluster, else {DEFAULT_CLUSTER})")
     g.addoption("--scheduler-config", metavar="FILE", default=None,
@@ -44,6 +46,11 @@ def add_options(parser: pytest.Parser) -> None:
                      "placement.html). Default: artifacts")
     g.addoption("--artifacts-on", choices=("failure", "always", "never"), default="failure",
                 help="when to write a test's artifacts (default: failure)")
+    g.addoption("--scheduler-image", metavar="IMAGE", default=None,
+                help="kind: a scheduler image in the local Docker engine to load and run "
+                     "(default: an image made from --scheduler-binary or the pinned build)")
+    g.addoption("--reuse-cluster", action="store_true",
+                help="kind: keep one cluster across runs; recreated if its definition or node image drifted")
     g.addoption("--keep-cluster", action="store_true",
                 help="leave the cluster running after the run and print how to reach it")
     parser.addini("schedgate_cluster", "default cluster definition file", default=None)
@@ -88,6 +95,8 @@ def request_from(config: pytest.Config) -> ClusterRequest:
     req = make_request(cluster_file, sched_file, provider=config.getoption("provider") or "local",
                        binary=config.getoption("scheduler_binary"), bin_dir=config.getoption("bin_dir"),
                        keep=bool(config.getoption("keep_cluster")))
+    req = replace(req, scheduler_image=config.getoption("scheduler_image"),
+                  reuse=bool(config.getoption("reuse_cluster")))
     for kind in EXTENDER_KINDS:
         extender_config(config, kind)  # a bad file fails before anything starts
     slots_config(config)

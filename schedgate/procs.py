@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 RUN_PREFIX = "schedgate-run-"
 _PR_SET_PDEATHSIG = 1
@@ -65,6 +66,23 @@ def cmdline_of(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
+
+
+class Component(Protocol):
+    """A part of the system under test whose death fails the running test."""
+
+    name: str
+    expected_exit: bool
+
+    def alive(self) -> bool: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    @property
+    def log(self) -> Path: ...
+
+    def log_tail(self, lines: int = ...) -> list[str]: ...
 
 
 @dataclass
@@ -215,7 +233,23 @@ def remove_run(run: Path) -> list[str]:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)
             removed.append(f"process {pid} ({name})")
+    removed += _remove_kind_cluster(run)
     shutil.rmtree(run, ignore_errors=True)
     removed.append(f"folder {run}")
     return removed
+
+
+def _remove_kind_cluster(run: Path) -> list[str]:
+    """A run of the kind provider names its cluster, the PATH with its kind, and its kubeconfig."""
+    try:
+        name, path, kubeconfig = (run / "kind-cluster").read_text().splitlines()[:3]
+    except (OSError, ValueError):
+        return []
+    env = dict(os.environ, PATH=path)
+    got = subprocess.run(["kind", "get", "clusters"], capture_output=True, text=True, env=env, timeout=60)
+    if name not in got.stdout.split():
+        return []
+    subprocess.run(["kind", "delete", "cluster", "--name", name, "--kubeconfig", kubeconfig],
+                   capture_output=True, env=env, timeout=300)
+    return [f"kind cluster {name}"]
 

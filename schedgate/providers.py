@@ -26,7 +26,7 @@ from schedgate.schedconfig import SchedulerConfig
 from schedgate.scheduler import SchedulerProcess, distinct
 from schedgate.toolchain import Binaries, ensure_binaries, pinned_kubernetes_version
 
-PROVIDERS = ("local",)
+PROVIDERS = ("local", "kind")
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,8 @@ class ClusterRequest:
     scheduler_binary: Path | None = None
     bin_dir: Path | None = None
     keep: bool = False
+    scheduler_image: str | None = None  # kind: an image already built (default: one made from the binary)
+    reuse: bool = False  # kind: keep one cluster across runs, recreated when the definition or image drifted
 
 
 @dataclass
@@ -83,6 +85,11 @@ def start_cluster(req: ClusterRequest, out: TextIO | None = sys.stderr) -> Start
     if req.scheduler_binary is not None and not Path(req.scheduler_binary).is_file():
         raise SchedgateError(f"--scheduler-binary {req.scheduler_binary}: no such file")
     reaped = reap_orphans()
+    if req.provider == "kind":
+        from schedgate.kind import start_kind
+
+        started: Started = start_kind(req, reaped, out, reuse=req.reuse)
+        return started
     bins = binaries(req.bin_dir, out)
     return _start_local(req, bins, reaped, out)
 

@@ -20,7 +20,7 @@ from schedgate.metrics import MetricsSnapshot
 from schedgate.report import Report
 from schedgate.scenario import Scenario, Step
 from schedgate.schedconfig import SchedulerConfig
-from schedgate.scheduler import SchedulerProcess
+from schedgate.scheduler import Scheduler
 from schedgate.waits import (
     MATCH,
     Check,
@@ -43,7 +43,7 @@ class Run:
     scenario: Scenario
     cluster: Cluster
     ns: Namespace
-    start_scheduler: Callable[[SchedulerConfig], SchedulerProcess]
+    start_scheduler: Callable[[SchedulerConfig], Scheduler]
     role_config: Callable[[str], SchedulerConfig]
     report: Report | None = None
     pods: dict[str, Pod] = field(default_factory=dict)

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol, TypeVar
 
 from schedgate.errors import ComponentError
 from schedgate.health import get, probe, tls_context, wait_ready
@@ -79,6 +80,10 @@ class SchedulerProcess:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.alive()
 
+    def is_down(self) -> bool:
+        """Started once and not running now (stopped or dead): what ``Cluster.revive`` restarts."""
+        return self.proc is not None and not self.proc.alive()
+
     def died(self) -> bool:
         """True when the process exited without the harness asking it to."""
         return self.proc is not None and not self.proc.alive() and not self.proc.expected_exit
@@ -135,6 +140,44 @@ class MetricsTimeout(AssertionError):
     """A scheduler's metrics did not reach the awaited values before the deadline."""
 
 
-def distinct(schedulers: Mapping[str, SchedulerProcess]) -> list[SchedulerProcess]:
+class Scheduler(Protocol):
+    """What scenarios and the harness use of a scheduler, whichever provider runs it."""
+
+    name: str
+    config: SchedulerConfig
+    config_path: Path
+
+    @property
+    def profiles(self) -> list[str]: ...
+
+    @property
+    def log_path(self) -> Path | None: ...
+
+    def alive(self) -> bool: ...
+
+    def died(self) -> bool: ...
+
+    def is_down(self) -> bool: ...
+
+    def start(self, timeout: float = ...) -> float: ...
+
+    def stop(self) -> None: ...
+
+    def kill(self) -> None: ...
+
+    def log_tail(self, lines: int = ...) -> list[str]: ...
+
+    def metrics_text(self) -> str: ...
+
+    def metrics(self) -> MetricsSnapshot: ...
+
+    def wait_for_metrics(self, accept: Callable[[MetricsSnapshot], bool], description: str,
+                         timeout: float = ...) -> MetricsSnapshot: ...
+
+
+S = TypeVar("S")
+
+
+def distinct(schedulers: Mapping[str, S]) -> list[S]:
     """Each process once: a process serving several profiles appears under each of them."""
     return list({id(s): s for s in schedulers.values()}.values())

@@ -1,0 +1,662 @@
+"""The kind provider: the same definitions on real kubelets in Docker.
+
+One control-plane node (kind's) plus one worker per node of the definition,
+registered under the definition's node name (a kubeadm JoinConfiguration
+patch), with its labels and taints. The definition's cpu, memory and pods are
+what the worker's kubelet reports (the node image reads them from a file
+mounted at :data:`CAPACITY_FILE`); GPUs are advertised by patching node status,
+as a device plugin would, and re-patched whenever a kubelet restart drops them.
+
+The node image is built here (``scripts/kind-image``: no registry), kind runs
+through ``kind/bin/docker`` where the engine refuses ``--privileged``, and the
+scheduler under test runs in the cluster as a Deployment with its own
+ServiceAccount, RBAC and lease (:class:`PodScheduler`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from schedgate.definitions import ClusterDefinition, NodeSpec
+from schedgate.errors import ComponentError, SchedgateError
+
+KIND_API = "kind.x-k8s.io/v1alpha4"
+# Read by the node image's entrypoint: "cpu=64\nmemory=512Gi\n" — what the kubelet reports.
+CAPACITY_FILE = "/etc/schedgate/capacity"
+PROJECT = Path(__file__).resolve().parent.parent
+DEFINITION_ANNOTATION = "schedgate.io/definition"
+
+
+def cluster_name(definition: ClusterDefinition) -> str:
+    return f"schedgate-{definition.name}"[:40].rstrip("-")
+
+
+def definition_digest(definition: ClusterDefinition, image_id: str) -> str:
+    """What a reusable cluster must match: the nodes as defined, and the node image."""
+    nodes = [[n.name, sorted(n.labels.items()), [t.to_api() for t in n.taints], sorted(n.capacity.items())]
+             for n in definition.nodes()]
+    return hashlib.sha256(json.dumps([nodes, image_id], sort_keys=True).encode()).hexdigest()[:16]
+
+
+def capacity_text(spec: NodeSpec) -> str:
+    """The capacity file for one node: the resources a kubelet reports itself (extended ones are patched)."""
+    return "".join(f"{r}={spec.capacity[r]}\n" for r in ("cpu", "memory", "pods") if r in spec.capacity)
+
+
+def kind_config(definition: ClusterDefinition, name: str, image: str, *, cgroup_v1: bool,
+                capacity_dir: Path) -> dict[str, Any]:
+    """The kind cluster configuration for a definition (capacity files are written under ``capacity_dir``)."""
+    nodes: list[dict[str, Any]] = [{"role": "control-plane", "image": image}]
+    for spec in definition.nodes():
+        registration: dict[str, Any] = {"name": spec.name}
+        if spec.taints:
+            registration["taints"] = [t.to_api() for t in spec.taints]
+        nodes.append({
+            "role": "worker",
+            "image": image,
+            "labels": {k: v for k, v in spec.labels.items() if k != "kubernetes.io/hostname"},
+            "kubeadmConfigPatches": [yaml.safe_dump({"kind": "JoinConfiguration",
+                                                     "nodeRegistration": registration})],
+            "extraMounts": [{"hostPath": str(capacity_dir / spec.name), "containerPath": CAPACITY_FILE,
+                             "readOnly": True}],
+        })
+    doc: dict[str, Any] = {"kind": "Cluster", "apiVersion": KIND_API, "name": name, "nodes": nodes}
+    if cgroup_v1:
+        # Kubernetes 1.35+ refuses cgroup v1 unless told otherwise.
+        doc["kubeadmConfigPatches"] = [yaml.safe_dump({"kind": "KubeletConfiguration", "failCgroupV1": False})]
+    return doc
+
+
+def write_capacity_files(definition: ClusterDefinition, capacity_dir: Path) -> None:
+    capacity_dir.mkdir(parents=True, exist_ok=True)
+    for spec in definition.nodes():
+        (capacity_dir / spec.name).write_text(capacity_text(spec))
+
+
+def host_cgroup_v1() -> bool:
+    return not Path("/sys/fs/cgroup/cgroup.controllers").exists()
+
+
+# -- tools -----------------------------------------------------------------
+
+
+@dataclass
+class KindTools:
+    """The kind CLI, kubectl and the docker wrapper, as ``scripts/node-binaries`` builds them."""
+
+    project: Path = PROJECT
+    bin_dir: Path | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+    def prepare(self) -> KindTools:
+        docker_engine = self.project / "scripts" / "docker-engine"
+        if not docker_engine.exists():
+            raise SchedgateError(f"{docker_engine}: missing; the kind provider needs schedgate's scripts/")
+        if shutil.which("docker") is None and not _runs([str(docker_engine)]):
+            raise SchedgateError("--provider kind: no docker command and scripts/docker-engine could not install it")
+        if not _runs(["docker", "info"]):
+            raise SchedgateError("--provider kind: no Docker engine answers (start one with `make docker`)")
+        out = subprocess.run([str(self.project / "scripts" / "node-binaries")], capture_output=True, text=True)
+        if out.returncode != 0:
+            raise SchedgateError(f"scripts/node-binaries failed: {_last(out.stderr)}")
+        self.bin_dir = Path(out.stdout.strip().splitlines()[-1])
+        path = f"{self.project / 'kind' / 'bin'}:{self.bin_dir}:{os.environ.get('PATH', '')}"
+        self.env = {**os.environ, "PATH": path}
+        return self
+
+    def run(self, *argv: str, check: bool = True, timeout: float = 600, stdin: bytes | None = None,
+            what: str = "") -> subprocess.CompletedProcess[str]:
+        out = subprocess.run(list(argv), capture_output=True, text=stdin is None, env=self.env, timeout=timeout,
+                             input=stdin)
+        if check and out.returncode != 0:
+            err = out.stderr if isinstance(out.stderr, str) else out.stderr.decode(errors="replace")
+            raise ComponentError(f"{what or ' '.join(argv[:3])} failed: {_last(err)}")
+        return out
+
+
+def _runs(argv: list[str]) -> bool:
+    try:
+        return subprocess.run(argv, capture_output=True, timeout=120).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _last(text: str) -> str:
+    lines = [x for x in text.strip().splitlines() if x.strip()]
+    return lines[-1] if lines else "(no output)"
+
+
+def node_image(project: Path = PROJECT) -> tuple[str, str]:
+    """The node image for the pinned version (built if missing): (name, image ID)."""
+    out = subprocess.run([str(project / "scripts" / "kind-image")], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SchedgateError(f"scripts/kind-image failed: {_last(out.stderr)}")
+    from schedgate.toolchain import cache_root, pinned_kubernetes_version
+
+    tsv = cache_root() / "kind" / "images" / f"{pinned_kubernetes_version()}.tsv"
+    name, image_id, *_ = tsv.read_text().split("\t")
+    return name, image_id
+
+
+def kind_clusters(tools: KindTools) -> list[str]:
+    out = tools.run("kind", "get", "clusters", check=False)
+    return [c for c in (out.stdout or "").split() if c]
+
+
+def node_containers(tools: KindTools, name: str) -> Iterator[tuple[str, str]]:
+    """(container name, IPv4 address) of each node of cluster ``name``."""
+    out = tools.run("docker", "ps", "-a", "--filter", f"label=io.x-k8s.kind.cluster={name}",
+                    "--format", "{{.Names}}", what="docker ps")
+    for c in out.stdout.split():
+        ip = tools.run("docker", "inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}", c,
+                       what="docker inspect").stdout.split()
+        yield c, ip[0] if ip else ""
+
+
+def wait_until(check: Any, what: str, timeout: float) -> None:
+    """Poll ``check()`` until it is true (for things with no watch: docker, kind); hard deadline."""
+    import threading
+
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while not check():
+        if time.monotonic() > deadline:
+            raise ComponentError(f"{what}: not done after {timeout:.0f}s")
+        pause.wait(0.5)
+
+
+# -- the scheduler under test, in the cluster -------------------------------
+
+SCHEDULER_NAMESPACE = "kube-system"
+SECURE_PORT = 10259
+
+
+@dataclass
+class PodScheduler:
+    """A kube-scheduler Deployment (one replica) with the same face as a local scheduler process.
+
+    ``start``/``stop`` scale it to one and zero replicas; ``kill`` deletes its
+    pod with no grace period and scales to zero, as a crash that is not
+    restarted; health and metrics go through the API server's pod proxy to
+    the scheduler's secure port (``/healthz`` and ``/metrics`` are always
+    allowed); a container restart the harness did not ask for is a death.
+    """
+
+    name: str
+    config: Any  # SchedulerConfig
+    effective: Any  # EffectiveConfig
+    config_path: Path
+    image: str
+    api: Any
+    node: str
+    run_dir: Path
+    expected_exit: bool = False
+    _restarts: int = 0
+
+    @property
+    def profiles(self) -> list[str]:
+        return list(self.config.profile_names)
+
+    @property
+    def deployment(self) -> str:
+        return f"schedgate-scheduler-{self.name}"[:63].rstrip("-")
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self.alive() else 1
+
+    @property
+    def proc(self) -> PodScheduler:
+        return self
+
+    @property
+    def log(self) -> Path:
+        return self.log_path or self.run_dir / f"{self.name}.log"
+
+    def manifests(self) -> list[dict[str, Any]]:
+        labels = {"app.kubernetes.io/name": "schedgate-scheduler", "schedgate.io/scheduler": self.name,
+                  "app.kubernetes.io/managed-by": "schedgate"}
+        cm = {"apiVersion": "v1", "kind": "ConfigMap",
+              "metadata": {"name": self.deployment, "namespace": SCHEDULER_NAMESPACE, "labels": labels},
+              "data": {"config.yaml": yaml.safe_dump(self.effective.doc, sort_keys=False)}}
+        sa = {"apiVersion": "v1", "kind": "ServiceAccount",
+              "metadata": {"name": self.deployment, "namespace": SCHEDULER_NAMESPACE, "labels": labels}}
+        container = {
+            "name": "kube-scheduler", "image": self.image, "imagePullPolicy": "Never",
+            "command": ["/usr/local/bin/kube-scheduler", "--config=/etc/schedgate/config.yaml",
+                        f"--secure-port={SECURE_PORT}",
+                        "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics", "--v=2"],
+            "volumeMounts": [{"name": "config", "mountPath": "/etc/schedgate", "readOnly": True}],
+            "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}},
+        }
+        dep = {"apiVersion": "apps/v1", "kind": "Deployment",
+               "metadata": {"name": self.deployment, "namespace": SCHEDULER_NAMESPACE, "labels": labels},
+               "spec": {"replicas": 1, "strategy": {"type": "Recreate"},
+                        "selector": {"matchLabels": {"schedgate.io/scheduler": self.name}},
+                        "template": {"metadata": {"labels": labels}, "spec": {
+                            "serviceAccountName": self.deployment, "nodeName": self.node,
+                            "priorityClassName": "system-cluster-critical",
+                            "tolerations": [{"operator": "Exists"}],
+                            "containers": [container],
+                            "volumes": [{"name": "config", "configMap": {"name": self.deployment}}]}}}}
+        return [cm, sa, dep]
+
+    def subject(self) -> dict[str, str]:
+        return {"kind": "ServiceAccount", "name": self.deployment, "namespace": SCHEDULER_NAMESPACE}
+
+    # -- lifecycle ---------------------------------------------------------
+    def _apps(self) -> Any:
+        from kubernetes import client
+
+        return client.AppsV1Api(self.api)
+
+    def _core(self) -> Any:
+        from kubernetes import client
+
+        return client.CoreV1Api(self.api)
+
+    def launch(self) -> None:
+        from kubernetes import utils
+
+        for obj in self.manifests():
+            try:
+                utils.create_from_dict(self.api, obj)  # type: ignore[no-untyped-call]
+            except utils.FailToCreateError as e:
+                if not all(getattr(x, "status", None) == 409 for x in e.api_exceptions):
+                    raise
+        self._scale(1)
+
+    def _scale(self, replicas: int) -> None:
+        self._apps().patch_namespaced_deployment_scale(self.deployment, SCHEDULER_NAMESPACE,
+                                                       {"spec": {"replicas": replicas}})
+
+    def _pods(self) -> list[dict[str, Any]]:
+        from schedgate.api import read_json
+
+        return read_json(self._core().list_namespaced_pod, SCHEDULER_NAMESPACE,
+                         label_selector=f"schedgate.io/scheduler={self.name}").get("items") or []
+
+    def _running(self) -> dict[str, Any] | None:
+        for p in self._pods():
+            if (p.get("metadata") or {}).get("deletionTimestamp"):
+                continue
+            if (p.get("status") or {}).get("phase") == "Running":
+                return p
+        return None
+
+    def wait_healthy(self, timeout: float = 120.0) -> float:
+        t0 = time.monotonic()
+
+        def healthy() -> bool:
+            pod = self._running()
+            if pod is None:
+                return False
+            try:
+                return self._proxy(pod, "healthz").strip() == "ok"
+            except Exception:  # noqa: BLE001 — not up yet
+                return False
+
+        wait_until(healthy, f"scheduler {self.name} (Deployment {self.deployment}) /healthz", timeout)
+        self._restarts = self._restart_count()
+        return time.monotonic() - t0
+
+    def start(self, timeout: float = 120.0) -> float:
+        self.expected_exit = False
+        self.launch()
+        return self.wait_healthy(timeout)
+
+    def stop(self) -> None:
+        self.expected_exit = True
+        self.save_log()
+        self._scale(0)
+        wait_until(lambda: not self._pods(), f"scheduler {self.name} pods gone", 120)
+
+    def kill(self) -> None:
+        self.expected_exit = True
+        self.save_log()
+        self._scale(0)
+        for p in self._pods():
+            self._core().delete_namespaced_pod(p["metadata"]["name"], SCHEDULER_NAMESPACE, grace_period_seconds=0)
+        wait_until(lambda: not self._pods(), f"scheduler {self.name} pods gone", 120)
+
+    def _restart_count(self) -> int:
+        pod = self._running()
+        if pod is None:
+            return 0
+        return sum(int(c.get("restartCount") or 0) for c in (pod.get("status") or {}).get("containerStatuses") or [])
+
+    def alive(self) -> bool:
+        pod = self._running()
+        if pod is None:
+            return False
+        return all(c.get("ready") for c in (pod.get("status") or {}).get("containerStatuses") or [{}])
+
+    def died(self) -> bool:
+        if self.expected_exit:
+            return False
+        return not self.alive() or self._restart_count() > self._restarts
+
+    def is_down(self) -> bool:
+        return not self.alive()
+
+    # -- observation --------------------------------------------------------
+    def _proxy(self, pod: dict[str, Any], path: str) -> str:
+        name = pod["metadata"]["name"]
+        out = self._core().connect_get_namespaced_pod_proxy_with_path(
+            f"https:{name}:{SECURE_PORT}", SCHEDULER_NAMESPACE, path, _request_timeout=5)
+        return str(out)
+
+    def metrics_text(self) -> str:
+        pod = self._running()
+        if pod is None:
+            raise ComponentError(f"scheduler {self.name}: no running pod to read /metrics from")
+        return self._proxy(pod, "metrics")
+
+    def metrics(self) -> Any:
+        from schedgate.metrics import parse_metrics
+
+        return parse_metrics(self.metrics_text())
+
+    def wait_for_metrics(self, accept: Any, description: str, timeout: float = 15.0) -> Any:
+        from schedgate.scheduler import MetricsTimeout
+
+        deadline = time.monotonic() + timeout
+        import threading
+
+        pause = threading.Event()
+        while True:
+            snap = self.metrics()
+            if accept(snap):
+                return snap
+            if self.died():
+                raise ComponentError(f"scheduler {self.name} died while waiting for metrics: {description}")
+            if time.monotonic() > deadline:
+                raise MetricsTimeout(f"scheduler {self.name}: metrics not {description} after {timeout:.0f}s")
+            pause.wait(0.1)
+
+    def logs(self) -> str:
+        pod = self._running() or next(iter(self._pods()), None)
+        if pod is None:
+            return ""
+        try:
+            return str(self._core().read_namespaced_pod_log(pod["metadata"]["name"], SCHEDULER_NAMESPACE,
+                                                             _request_timeout=10))
+        except Exception as e:  # noqa: BLE001
+            return f"(log not readable: {e})"
+
+    def save_log(self) -> Path:
+        """Write the container's log to the run folder (the last one read stays when the pod is gone)."""
+        path = self.run_dir / f"{self.name}.log"
+        text = self.logs()
+        if text:
+            path.write_text(text)
+        return path
+
+    @property
+    def log_path(self) -> Path | None:
+        return self.save_log()
+
+    def log_tail(self, lines: int = 30) -> list[str]:
+        return self.logs().splitlines()[-lines:]
+
+
+@dataclass
+class StaticScheduler(PodScheduler):
+    """kind's own kube-scheduler (a static pod, profile default-scheduler): observed, never started or stopped."""
+
+    pod_name: str = ""
+
+    def _pods(self) -> list[dict[str, Any]]:
+        from schedgate.api import read_json
+
+        try:
+            return [read_json(self._core().read_namespaced_pod, self.pod_name, SCHEDULER_NAMESPACE)]
+        except Exception:  # noqa: BLE001 — gone or not yet there
+            return []
+
+    def launch(self) -> None:
+        return None
+
+    def start(self, timeout: float = 120.0) -> float:
+        return 0.0
+
+    def stop(self) -> None:
+        raise ComponentError("kind's default scheduler is a static pod; schedgate does not stop it")
+
+    kill = stop
+
+
+# -- the provider ------------------------------------------------------------
+
+
+def pause_image(tools: KindTools) -> str:
+    """The sandbox image every node holds (kubeadm's pinned pause): what scenario pods run."""
+    assert tools.bin_dir is not None
+    out = tools.run(str(tools.bin_dir / "kubeadm"), "config", "images", "list", what="kubeadm config images list")
+    for line in out.stdout.split():
+        if "/pause:" in line:
+            return line
+    raise ComponentError("kubeadm config images list names no pause image")
+
+
+def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> Any:
+    """Create (or reuse) a kind cluster for ``req`` and start the scheduler under test in it."""
+    from kubernetes import client as k8s
+    from kubernetes import config as kube_config
+
+    from schedgate.cluster import Cluster
+    from schedgate.procs import RunDir
+    from schedgate.providers import Started, write_info
+    from schedgate.rbac import grant
+    from schedgate.toolchain import ensure_binaries
+
+    t0 = time.monotonic()
+
+    def say(msg: str) -> None:
+        if out is not None:
+            print(f"schedgate: {msg} ({time.monotonic() - t0:.1f}s)", file=out, flush=True)
+
+    say("kind: checking Docker and building node tools if needed")
+    tools = KindTools().prepare()
+    image, image_id = node_image()
+    say(f"kind: node image {image} ({image_id[:19]})")
+    bins = ensure_binaries(out)
+    timings: dict[str, float] = {}
+    run = RunDir.create(keep=req.keep or reuse)
+    digest = definition_digest(req.definition, image_id)
+    name = cluster_name(req.definition) if reuse else f"{cluster_name(req.definition)}-{run.path.name[-6:].lower()}"
+    name = "".join(c if c.isalnum() or c == "-" else "-" for c in name)
+    kubeconfig = run.path / "kubeconfig"
+    (run.path / "kind-cluster").write_text(f"{name}\n{tools.env['PATH']}\n{kubeconfig}\n")
+    created = False
+    try:
+        if reuse and name in kind_clusters(tools):
+            tools.run("kind", "export", "kubeconfig", "--name", name, "--kubeconfig", str(kubeconfig))
+            api = kube_config.new_client_from_config(config_file=str(kubeconfig))  # type: ignore[no-untyped-call]
+            core = k8s.CoreV1Api(api)
+            cp = core.read_node(f"{name}-control-plane")
+            have = (getattr(cp.metadata, "annotations", None) or {}).get(DEFINITION_ANNOTATION)
+            if have != digest:
+                say(f"kind: cluster {name} was made for another definition or image ({have} != {digest}); "
+                    "recreating it")
+                delete_cluster(tools, name, kubeconfig)
+            else:
+                say(f"kind: reusing cluster {name}")
+        if name not in kind_clusters(tools):
+            cfg = kind_config(req.definition, name, image, cgroup_v1=host_cgroup_v1(),
+                              capacity_dir=run.path / "capacity")
+            write_capacity_files(req.definition, run.path / "capacity")
+            cfg_path = run.path / "kind-config.yaml"
+            cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+            say(f"kind: creating cluster {name} ({len(cfg['nodes'])} nodes)")
+            created = True
+            _create_with_pytest_kubernetes(tools, cfg_path, kubeconfig)
+            timings["kind create"] = time.monotonic() - t0
+        api = kube_config.new_client_from_config(config_file=str(kubeconfig))  # type: ignore[no-untyped-call]
+        core = k8s.CoreV1Api(api)
+        _wait_nodes_ready(core, [n.name for n in req.definition.nodes()], 600)
+        core.patch_node(f"{name}-control-plane", {"metadata": {"annotations": {DEFINITION_ANNOTATION: digest}}})
+        say("kind: every node Ready")
+        timings["nodes ready"] = time.monotonic() - t0
+        # The scheduler under test: an image of the binary, loaded into the nodes, run as a Deployment.
+        sched_image = req.scheduler_image or _scheduler_image(tools, Path(req.scheduler_binary or bins.kube_scheduler))
+        _load_image(tools, name, sched_image)
+        node = f"{name}-control-plane"
+        schedulers: dict[str, PodScheduler] = {}
+        default = StaticScheduler(name="kube-scheduler", config=_default_config(), effective=None,
+                                  config_path=run.path / "kube-scheduler.config.yaml", image="", api=api, node=node,
+                                  run_dir=run.path / "logs", pod_name=f"kube-scheduler-{node}")
+        schedulers["default-scheduler"] = default
+
+        def launch(config: Any, binary: Path | None) -> PodScheduler:
+            img = sched_image if binary is None else _scheduler_image(tools, Path(binary))
+            if binary is not None:
+                _load_image(tools, name, img)
+            lease = config.lease_name
+            effective = config.effective(kubeconfig="", lease=lease)
+            path = effective.write(run.path / f"{lease}.config.yaml")
+            s = PodScheduler(name=lease, config=config, effective=effective, config_path=path, image=img, api=api,
+                             node=node, run_dir=run.path / "logs")
+            grant(api, f"sa-{lease}", s.subject(), lease)
+            s.start()
+            for p in config.profile_names:
+                schedulers[p] = s
+            return s
+
+        def retire(s: Any) -> None:
+            s.stop()
+            for p in s.profiles:
+                if schedulers.get(p) is s:
+                    del schedulers[p]
+
+        say("kind: starting the scheduler under test in the cluster")
+        launch(req.scheduler_config, None)
+        timings["scheduler"] = time.monotonic() - t0
+        cluster = Cluster(provider="kind", definition=req.definition, kubeconfig=kubeconfig, api=api,
+                          kubernetes_version=bins.kubernetes_version, schedulers=schedulers,
+                          components=lambda: [s for s in {id(x): x for x in schedulers.values()}.values()
+                                              if not isinstance(s, StaticScheduler)],
+                          launcher=launch, retirer=retire, api_only_nodes=False, timings=timings,
+                          pod_image=pause_image(tools))
+        containers = node_container_map(tools, name, core)
+        cluster.node_restarter = lambda node: restart_kubelet(tools, containers[node])
+        cluster.apply_nodes()
+        timings["first-sync"] = cluster.sync_schedulers(timeout=60)
+        timings["total"] = time.monotonic() - t0
+        say(f"kind: cluster {name} ready")
+        write_info(run.path, req, cluster)
+    except BaseException:
+        if created or not reuse:
+            delete_cluster(tools, name, kubeconfig)
+        run.keep = False
+        run.close()
+        raise
+
+    def stop() -> None:
+        for s in {id(x): x for x in schedulers.values()}.values():
+            if not isinstance(s, StaticScheduler):
+                s.save_log()
+        if not (req.keep or reuse):
+            delete_cluster(tools, name, kubeconfig)
+            run.close()
+
+    return Started(cluster=cluster, stop=stop, run_dir=run.path, reaped=reaped)
+
+
+def _default_config() -> Any:
+    from schedgate.schedconfig import default_scheduler_config
+
+    return default_scheduler_config()
+
+
+def _create_with_pytest_kubernetes(tools: KindTools, cfg_path: Path, kubeconfig: Path) -> None:
+    """``kind create cluster`` through pytest-kubernetes (its KindManager), with our PATH and kubeconfig.
+
+    Pitfalls covered here: it shells out through ``os.environ`` (so our kind,
+    kubectl and docker wrapper must be first on PATH while it runs), passes
+    neither ``--name`` nor ``--image`` with a config file (both are in ours),
+    and its delete does not pass ``--kubeconfig`` (we delete ourselves).
+    """
+    from pytest_kubernetes.options import ClusterOptions
+    from pytest_kubernetes.providers import KindManagerBase
+
+    saved = os.environ.get("PATH", "")
+    os.environ["PATH"] = tools.env["PATH"]
+    try:
+        mgr = KindManagerBase(provider_config=str(cfg_path), kubeconfig=kubeconfig)
+        mgr.create(ClusterOptions(kubeconfig_path=kubeconfig, provider_config=cfg_path, cluster_timeout=900),
+                   timeout=300)
+    except subprocess.CalledProcessError as e:
+        err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else str(e.stderr)
+        raise ComponentError(f"kind create cluster ({cfg_path}) failed: {_last(err)}") from None
+    except RuntimeError as e:
+        raise ComponentError(f"kind create cluster ({cfg_path}): {e}") from None
+    finally:
+        os.environ["PATH"] = saved
+
+
+def delete_cluster(tools: KindTools, name: str, kubeconfig: Path) -> None:
+    tools.run("kind", "delete", "cluster", "--name", name, "--kubeconfig", str(kubeconfig), check=False)
+
+
+def _wait_nodes_ready(core: Any, names: list[str], timeout: float) -> None:
+    from schedgate.api import read_json
+
+    def ready() -> bool:
+        items = read_json(core.list_node).get("items") or []
+        ok = {n["metadata"]["name"] for n in items if any(
+            c.get("type") == "Ready" and c.get("status") == "True" for c in (n.get("status") or {}).get("conditions")
+            or [])}
+        return all(n in ok for n in names)
+
+    wait_until(ready, f"nodes {', '.join(names)} Ready", timeout)
+
+
+def _scheduler_image(tools: KindTools, binary: Path) -> str:
+    h = hashlib.sha256()
+    with open(binary, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    tag = f"schedgate/kube-scheduler:{h.hexdigest()[:12]}"
+    if subprocess.run(["docker", "image", "inspect", tag], capture_output=True).returncode != 0:
+        tools.run(str(PROJECT / "scripts" / "binary-image"), str(binary), tag, "/usr/local/bin/kube-scheduler",
+                  what=f"scripts/binary-image {binary}")
+    return tag
+
+
+def _load_image(tools: KindTools, name: str, image: str) -> None:
+    """``docker save`` + ``kind load image-archive``: works whatever the engine's image store."""
+    archive = Path(os.environ.get("TMPDIR", "/tmp")) / f"schedgate-image-{os.getpid()}.tar"
+    try:
+        tools.run("docker", "save", "-o", str(archive), image, what=f"docker save {image}")
+        tools.run("kind", "load", "image-archive", str(archive), "--name", name,
+                  what=f"kind load image-archive {image}")
+    finally:
+        archive.unlink(missing_ok=True)
+
+
+def node_container_map(tools: KindTools, name: str, core: Any) -> dict[str, str]:
+    """Node name -> kind container, matched by the node's InternalIP (node names are the definition's)."""
+    by_ip = {ip: c for c, ip in node_containers(tools, name)}
+    out = {}
+    for n in core.list_node().items:
+        ip = next((a.address for a in n.status.addresses or [] if a.type == "InternalIP"), "")
+        if ip in by_ip:
+            out[n.metadata.name] = by_ip[ip]
+    return out
+
+
+def restart_kubelet(tools: KindTools, container: str) -> None:
+    """Restart a node's kubelet: it re-registers a deleted Node object and re-reads its capacity."""
+    tools.run("docker", "exec", container, "systemctl", "restart", "kubelet", what=f"restart kubelet on {container}")
