@@ -8,7 +8,7 @@ PY      := $(VENV)/bin/python
 PYTEST  := scripts/pytest
 ARGS    ?=
 
-.PHONY: help venv tools browser e2e repro unit test mutants bench lint clean
+.PHONY: help venv tools browser e2e repro unit test mutants bench lint clean docker kind-image kind-up kind-down
 
 help:
 	@echo "make e2e       run the scenario suite (local provider) against the profile under test"
@@ -17,6 +17,9 @@ help:
 	@echo "make mutants   run the suite against each broken scheduler in clusters/mutants"
 	@echo "make bench     print start-up, suite and bind-latency figures"
 	@echo "make tools     build the pinned etcd, kube-apiserver, kube-controller-manager, kube-scheduler"
+	@echo "make docker    start a Docker engine (installs Debian's docker.io if dockerd is missing)"
+	@echo "make kind-image  build the kind node image for the pinned version (no pulls; see kind/)"
+	@echo "make kind-up   a kind cluster (1 control plane, 1 worker) of that image; make kind-down removes it"
 	@echo "make lint      ruff, mypy (strict) on the package, gofmt and go vet on go/"
 	@echo "options: ARGS='--scheduler-config FILE --scheduler-binary FILE ...' (see README)"
 
@@ -60,6 +63,18 @@ lint: venv
 	$(PY) -m mypy
 	@out=$$(gofmt -l go); if [ -n "$$out" ]; then echo "gofmt: needs formatting: $$out" >&2; exit 1; fi
 	cd go && go vet -trimpath ./...
+
+docker:
+	scripts/docker-engine
+
+kind-image: venv docker
+	nice -n 10 scripts/kind-image
+
+kind-up: kind-image
+	scripts/kind-cluster up
+
+kind-down:
+	scripts/kind-cluster down
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache

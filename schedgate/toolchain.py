@@ -8,6 +8,7 @@ version, so a second run with the same pin rebuilds nothing.
 
     python -m schedgate.toolchain build      # what `make tools` runs
     python -m schedgate.toolchain path       # print the binary folder
+    python -m schedgate.toolchain ldflags    # the version ldflags (scripts/node-binaries uses them)
 """
 
 from __future__ import annotations
@@ -159,7 +160,7 @@ def _build(go: str, module_dir: Path, version: str, final: Path, out: TextIO | N
         say(f"schedgate: building {', '.join(COMMANDS)} (Kubernetes {version}) into {final}")
         say("schedgate: a cold build takes several minutes; later runs with the same pin reuse it")
         cmd = [go, "build", "-v", "-trimpath", "-buildvcs=false", "-ldflags", ldflags(version),
-               "-o", str(staging) + "/", "./cmd/..."]
+               "-o", str(staging) + "/", *(f"./cmd/{c}" for c in COMMANDS)]
         started = time.monotonic()
         proc = subprocess.Popen(cmd, cwd=module_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         counts = {"downloaded": 0, "compiled": 0}
@@ -217,11 +218,14 @@ def _build(go: str, module_dir: Path, version: str, final: Path, out: TextIO | N
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m schedgate.toolchain",
                                  description="Build or locate schedgate's pinned Kubernetes binaries.")
-    ap.add_argument("action", choices=("build", "path", "version"))
+    ap.add_argument("action", choices=("build", "path", "version", "ldflags"))
     args = ap.parse_args(argv)
     try:
         if args.action == "version":
             print(pinned_kubernetes_version())
+            return 0
+        if args.action == "ldflags":
+            print(ldflags(pinned_kubernetes_version()))
             return 0
         bins = ensure_binaries()
         if args.action == "path":
