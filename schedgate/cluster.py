@@ -64,6 +64,8 @@ class Cluster:
     api_only_nodes: bool = True
     # Kubelet-backed nodes (kind): how to bring back a deleted Node (restart its kubelet).
     node_restarter: Callable[[str], None] | None = None
+    # Kubelet-backed nodes of another size than defined: pod cpu/memory requests are multiplied by these.
+    resource_scale: dict[str, float] = field(default_factory=dict)
     pod_image: str = "schedgate.invalid/placeholder:0"
     timings: dict[str, float] = field(default_factory=dict)
     _touched: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
@@ -435,6 +437,15 @@ class Namespace:
         from schedgate.builders import Pod
 
         body = builder.obj(image=self.cluster.pod_image)
+        if self.cluster.resource_scale:
+            from schedgate.quantity import scaled
+
+            for c in body["spec"]["containers"]:
+                for section in ("requests", "limits"):
+                    res = c["resources"].get(section) or {}
+                    for r, f in self.cluster.resource_scale.items():
+                        if r in res:
+                            res[r] = scaled(res[r], f, r)
         pod = Pod(ns=self, name=builder.name, builder=builder)
         self.cluster.core.create_namespaced_pod(self.name, body)
         self.pods.append(pod)

@@ -2,10 +2,12 @@
 
 One control-plane node (kind's) plus one worker per node of the definition,
 registered under the definition's node name (a kubeadm JoinConfiguration
-patch), with its labels and taints. The definition's cpu, memory and pods are
-what the worker's kubelet reports (the node image reads them from a file
-mounted at :data:`CAPACITY_FILE`); GPUs are advertised by patching node status,
-as a device plugin would, and re-patched whenever a kubelet restart drops them.
+patch), with its labels and taints. A kubelet reports its
+machine's real CPUs and memory (faking them breaks its cpuset cgroups), so
+every pod's cpu and memory requests are scaled by real/defined node size
+(:func:`resource_scale`; the ratios every scoring strategy compares stay as the
+definition has them). GPUs are advertised by patching node status, as a device
+plugin would, and re-patched whenever a kubelet restart drops them.
 
 The node image is built here (``scripts/kind-image``: no registry), kind runs
 through ``kind/bin/docker`` where the engine refuses ``--privileged``, and the
@@ -28,12 +30,10 @@ from typing import Any
 
 import yaml
 
-from schedgate.definitions import ClusterDefinition, NodeSpec
+from schedgate.definitions import ClusterDefinition
 from schedgate.errors import ComponentError, SchedgateError
 
 KIND_API = "kind.x-k8s.io/v1alpha4"
-# Read by the node image's entrypoint: "cpu=64\nmemory=512Gi\n" — what the kubelet reports.
-CAPACITY_FILE = "/etc/schedgate/capacity"
 PROJECT = Path(__file__).resolve().parent.parent
 DEFINITION_ANNOTATION = "schedgate.io/definition"
 
@@ -49,14 +49,8 @@ def definition_digest(definition: ClusterDefinition, image_id: str) -> str:
     return hashlib.sha256(json.dumps([nodes, image_id], sort_keys=True).encode()).hexdigest()[:16]
 
 
-def capacity_text(spec: NodeSpec) -> str:
-    """The capacity file for one node: the resources a kubelet reports itself (extended ones are patched)."""
-    return "".join(f"{r}={spec.capacity[r]}\n" for r in ("cpu", "memory", "pods") if r in spec.capacity)
-
-
-def kind_config(definition: ClusterDefinition, name: str, image: str, *, cgroup_v1: bool,
-                capacity_dir: Path) -> dict[str, Any]:
-    """The kind cluster configuration for a definition (capacity files are written under ``capacity_dir``)."""
+def kind_config(definition: ClusterDefinition, name: str, image: str, *, cgroup_v1: bool) -> dict[str, Any]:
+    """The kind cluster configuration for a definition: a worker per node, under the node's name."""
     nodes: list[dict[str, Any]] = [{"role": "control-plane", "image": image}]
     for spec in definition.nodes():
         registration: dict[str, Any] = {"name": spec.name}
@@ -68,8 +62,6 @@ def kind_config(definition: ClusterDefinition, name: str, image: str, *, cgroup_
             "labels": {k: v for k, v in spec.labels.items() if k != "kubernetes.io/hostname"},
             "kubeadmConfigPatches": [yaml.safe_dump({"kind": "JoinConfiguration",
                                                      "nodeRegistration": registration})],
-            "extraMounts": [{"hostPath": str(capacity_dir / spec.name), "containerPath": CAPACITY_FILE,
-                             "readOnly": True}],
         })
     doc: dict[str, Any] = {"kind": "Cluster", "apiVersion": KIND_API, "name": name, "nodes": nodes}
     if cgroup_v1:
@@ -78,10 +70,19 @@ def kind_config(definition: ClusterDefinition, name: str, image: str, *, cgroup_
     return doc
 
 
-def write_capacity_files(definition: ClusterDefinition, capacity_dir: Path) -> None:
-    capacity_dir.mkdir(parents=True, exist_ok=True)
-    for spec in definition.nodes():
-        (capacity_dir / spec.name).write_text(capacity_text(spec))
+def resource_scale(definition: ClusterDefinition, real: dict[str, float]) -> dict[str, float]:
+    """Per resource, real/defined size of the largest node: what pod requests are multiplied by.
+
+    ``real`` is the smallest allocatable (cpu in cores, memory in bytes) among the workers.
+    """
+    from schedgate.quantity import parse_quantity
+
+    out: dict[str, float] = {}
+    for r in ("cpu", "memory"):
+        defined = max((parse_quantity(n.allocatable[r]) for n in definition.nodes() if r in n.allocatable), default=0)
+        if defined and r in real and real[r] < defined:
+            out[r] = real[r] / defined
+    return out
 
 
 def host_cgroup_v1() -> bool:
@@ -138,15 +139,24 @@ def _last(text: str) -> str:
 
 
 def node_image(project: Path = PROJECT) -> tuple[str, str]:
-    """The node image for the pinned version (built if missing): (name, image ID)."""
+    """The node image for the pinned version (built if missing): (name, image ID).
+
+    ``$SCHEDGATE_KIND_IMAGE`` names another image already in the engine (e.g. one built for a test).
+    """
+    override = os.environ.get("SCHEDGATE_KIND_IMAGE")
+    if override:
+        got = subprocess.run(["docker", "image", "inspect", "-f", "{{.Id}}", override], capture_output=True, text=True)
+        if got.returncode != 0:
+            raise SchedgateError(f"SCHEDGATE_KIND_IMAGE={override}: no such image in the Docker engine")
+        return override, got.stdout.strip()
     out = subprocess.run([str(project / "scripts" / "kind-image")], capture_output=True, text=True)
     if out.returncode != 0:
         raise SchedgateError(f"scripts/kind-image failed: {_last(out.stderr)}")
-    from schedgate.toolchain import cache_root, pinned_kubernetes_version
-
-    tsv = cache_root() / "kind" / "images" / f"{pinned_kubernetes_version()}.tsv"
-    name, image_id, *_ = tsv.read_text().split("\t")
-    return name, image_id
+    name = out.stdout.strip().splitlines()[-1]
+    got = subprocess.run(["docker", "image", "inspect", "-f", "{{.Id}}", name], capture_output=True, text=True)
+    if got.returncode != 0:
+        raise SchedgateError(f"scripts/kind-image printed {name!r}, which the Docker engine does not have")
+    return name, got.stdout.strip()
 
 
 def kind_clusters(tools: KindTools) -> list[str]:
@@ -494,9 +504,7 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
             else:
                 say(f"kind: reusing cluster {name}")
         if name not in kind_clusters(tools):
-            cfg = kind_config(req.definition, name, image, cgroup_v1=host_cgroup_v1(),
-                              capacity_dir=run.path / "capacity")
-            write_capacity_files(req.definition, run.path / "capacity")
+            cfg = kind_config(req.definition, name, image, cgroup_v1=host_cgroup_v1())
             cfg_path = run.path / "kind-config.yaml"
             cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
             say(f"kind: creating cluster {name} ({len(cfg['nodes'])} nodes)")
@@ -551,6 +559,10 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
                           pod_image=pause_image(tools))
         containers = node_container_map(tools, name, core)
         cluster.node_restarter = lambda node: restart_kubelet(tools, containers[node])
+        cluster.resource_scale = resource_scale(req.definition, _smallest_worker(core, req.definition))
+        if cluster.resource_scale:
+            say("kind: pod requests scaled to the real nodes: " + ", ".join(
+                f"{r} x{f:.4f}" for r, f in cluster.resource_scale.items()))
         cluster.apply_nodes()
         timings["first-sync"] = cluster.sync_schedulers(timeout=60)
         timings["total"] = time.monotonic() - t0
@@ -572,6 +584,20 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
             run.close()
 
     return Started(cluster=cluster, stop=stop, run_dir=run.path, reaped=reaped)
+
+
+def _smallest_worker(core: Any, definition: ClusterDefinition) -> dict[str, float]:
+    from schedgate.quantity import parse_quantity
+
+    names = {n.name for n in definition.nodes()}
+    real: dict[str, float] = {}
+    for n in core.list_node().items:
+        if n.metadata.name not in names:
+            continue
+        for r in ("cpu", "memory"):
+            v = parse_quantity((n.status.allocatable or {}).get(r, "0"))
+            real[r] = min(real.get(r, v), v)
+    return real
 
 
 def _default_config() -> Any:
