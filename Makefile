@@ -8,7 +8,7 @@ PY      := $(VENV)/bin/python
 PYTEST  := scripts/pytest
 ARGS    ?=
 
-.PHONY: help venv tools browser e2e repro unit test mutants bench lint clean docker kind-image kind-up kind-down
+.PHONY: help venv tools browser e2e repro unit test mutants bench lint clean docker kind-image kind-up kind-down kind-smoke
 
 help:
 	@echo "make e2e       run the scenario suite (local provider) against the profile under test"
@@ -20,6 +20,7 @@ help:
 	@echo "make docker    start a Docker engine (installs Debian's docker.io if dockerd is missing)"
 	@echo "make kind-image  build the kind node image for the pinned version (no pulls; see kind/)"
 	@echo "make kind-up   a kind cluster (1 control plane, 1 worker) of that image; make kind-down removes it"
+	@echo "make kind-smoke  cluster up, a loaded image's pod on the worker resolves the API Service, cluster down"
 	@echo "make lint      ruff, mypy (strict) on the package, gofmt and go vet on go/"
 	@echo "options: ARGS='--scheduler-config FILE --scheduler-binary FILE ...' (see README)"
 
@@ -75,6 +76,9 @@ kind-up: kind-image
 
 kind-down:
 	scripts/kind-cluster down
+
+kind-smoke: kind-image
+	scripts/kind-smoke
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache
