@@ -66,6 +66,8 @@ class Cluster:
     node_restarter: Callable[[str], None] | None = None
     # Kubelet-backed nodes of another size than defined: pod cpu/memory requests are multiplied by these.
     resource_scale: dict[str, float] = field(default_factory=dict)
+    # The address schedgate's own servers (the extender) listen on, as the schedulers reach it.
+    extender_host: str = "127.0.0.1"
     pod_image: str = "schedgate.invalid/placeholder:0"
     timings: dict[str, float] = field(default_factory=dict)
     _touched: dict[str, set[tuple[str, str]]] = field(default_factory=dict)

@@ -48,7 +48,9 @@ class Call:
 class Extender:
     """The extender server; ``slots`` maps node name to free network slots."""
 
-    def __init__(self, slots: dict[str, int] | None = None, resource: str = NETWORK_SLOT) -> None:
+    def __init__(self, slots: dict[str, int] | None = None, resource: str = NETWORK_SLOT,
+                 host: str = "127.0.0.1") -> None:
+        self.host = host  # where the scheduler reaches it: loopback, or the kind network's gateway
         self.slots: dict[str, int] = dict(slots or {})
         self.resource = resource
         self.faults = Faults()
@@ -62,7 +64,7 @@ class Extender:
     # -- lifecycle ------------------------------------------------------------
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     def up(self) -> Extender:
         """Start serving (on the same port as before, if it ran before)."""
@@ -81,7 +83,7 @@ class Extender:
             allow_reuse_address = True
             daemon_threads = True
 
-        self._server = Server(("127.0.0.1", self.port), Handler)
+        self._server = Server((self.host, self.port), Handler)
         self.port = self._server.server_address[1]
         self._stopping.clear()
         self._thread = threading.Thread(target=self._server.serve_forever, name="schedgate-extender", daemon=True)

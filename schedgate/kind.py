@@ -189,7 +189,8 @@ def wait_until(check: Any, what: str, timeout: float) -> None:
 # -- the scheduler under test, in the cluster -------------------------------
 
 SCHEDULER_NAMESPACE = "kube-system"
-SECURE_PORT = 10259
+SECURE_PORT = 10259  # kind's own scheduler; ours run on the host network from FIRST_PORT up
+FIRST_PORT = 10300
 
 
 @dataclass
@@ -211,6 +212,7 @@ class PodScheduler:
     api: Any
     node: str
     run_dir: Path
+    port: int = SECURE_PORT
     expected_exit: bool = False
     _restarts: int = 0
 
@@ -245,7 +247,7 @@ class PodScheduler:
         container = {
             "name": "kube-scheduler", "image": self.image, "imagePullPolicy": "Never",
             "command": ["/usr/local/bin/kube-scheduler", "--config=/etc/schedgate/config.yaml",
-                        f"--secure-port={SECURE_PORT}",
+                        f"--secure-port={self.port}",
                         "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics", "--v=2"],
             "volumeMounts": [{"name": "config", "mountPath": "/etc/schedgate", "readOnly": True}],
             "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}},
@@ -256,6 +258,8 @@ class PodScheduler:
                         "selector": {"matchLabels": {"schedgate.io/scheduler": self.name}},
                         "template": {"metadata": {"labels": labels}, "spec": {
                             "serviceAccountName": self.deployment, "nodeName": self.node,
+                            # On the node's network: it reaches schedgate's extender on the Docker host.
+                            "hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet",
                             "priorityClassName": "system-cluster-critical",
                             "tolerations": [{"operator": "Exists"}],
                             "containers": [container],
@@ -364,7 +368,7 @@ class PodScheduler:
     def _proxy(self, pod: dict[str, Any], path: str) -> str:
         name = pod["metadata"]["name"]
         out = self._core().connect_get_namespaced_pod_proxy_with_path(
-            f"https:{name}:{SECURE_PORT}", SCHEDULER_NAMESPACE, path, _request_timeout=5)
+            f"https:{name}:{self.port}", SCHEDULER_NAMESPACE, path, _request_timeout=5)
         return str(out)
 
     def metrics_text(self) -> str:
@@ -527,6 +531,8 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
                                   run_dir=run.path / "logs", pod_name=f"kube-scheduler-{node}")
         schedulers["default-scheduler"] = default
 
+        ports: list[int] = []
+
         def launch(config: Any, binary: Path | None) -> PodScheduler:
             img = sched_image if binary is None else _scheduler_image(tools, Path(binary))
             if binary is not None:
@@ -535,7 +541,8 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
             effective = config.effective(kubeconfig="", lease=lease)
             path = effective.write(run.path / f"{lease}.config.yaml")
             s = PodScheduler(name=lease, config=config, effective=effective, config_path=path, image=img, api=api,
-                             node=node, run_dir=run.path / "logs")
+                             node=node, run_dir=run.path / "logs", port=FIRST_PORT + len(ports))
+            ports.append(s.port)
             grant(api, f"sa-{lease}", s.subject(), lease)
             s.start()
             for p in config.profile_names:
@@ -556,7 +563,7 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
                           components=lambda: [s for s in {id(x): x for x in schedulers.values()}.values()
                                               if not isinstance(s, StaticScheduler)],
                           launcher=launch, retirer=retire, api_only_nodes=False, timings=timings,
-                          pod_image=pause_image(tools))
+                          pod_image=pause_image(tools), extender_host=docker_gateway(tools))
         containers = node_container_map(tools, name, core)
         cluster.node_restarter = lambda node: restart_kubelet(tools, containers[node])
         cluster.resource_scale = resource_scale(req.definition, _smallest_worker(core, req.definition))
@@ -598,6 +605,16 @@ def _smallest_worker(core: Any, definition: ClusterDefinition) -> dict[str, floa
             v = parse_quantity((n.status.allocatable or {}).get(r, "0"))
             real[r] = min(real.get(r, v), v)
     return real
+
+
+def docker_gateway(tools: KindTools) -> str:
+    """The Docker host's IPv4 address on kind's network: where node-network pods reach schedgate's servers."""
+    out = tools.run("docker", "network", "inspect", "kind", "-f",
+                    "{{range .IPAM.Config}}{{.Gateway}} {{end}}", what="docker network inspect kind")
+    for gw in out.stdout.split():
+        if "." in gw:
+            return gw
+    raise ComponentError(f"kind's Docker network has no IPv4 gateway ({out.stdout.strip()!r})")
 
 
 def _default_config() -> Any:

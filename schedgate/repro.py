@@ -128,7 +128,7 @@ class Run:
         if self.extender is None:
             if "kind" not in a:
                 raise AssertionError("the first extender step must say its kind (hard or soft)")
-            self.extender = Extender().up()
+            self.extender = Extender(host=self.cluster.extender_host).up()
         ext = self.extender
         if "slots" in a:
             ext.slots = dict(a["slots"])

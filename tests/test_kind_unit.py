@@ -1,0 +1,99 @@
+"""The kind provider's pure parts, and what it relies on in pytest-kubernetes (no Docker needed)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+import yaml
+
+from schedgate.definitions import load_definition, parse_definition
+from schedgate.kind import cluster_name, definition_digest, kind_config, resource_scale
+from schedgate.quantity import parse_quantity, scaled
+
+ROOT = Path(__file__).parent.parent
+INFERENCE = load_definition(ROOT / "clusters" / "inference.yaml")
+
+
+def test_one_worker_per_defined_node_registered_under_its_name_with_labels_and_taints():
+    cfg = kind_config(INFERENCE, "schedgate-inference", "schedgate/kind-node:x", cgroup_v1=True)
+    assert cfg["name"] == "schedgate-inference"
+    cp, *workers = cfg["nodes"]
+    assert cp["role"] == "control-plane"
+    assert len(workers) == len(INFERENCE.nodes()) == 9
+    by_name = {}
+    for w in workers:
+        [patch] = w["kubeadmConfigPatches"]
+        join = yaml.safe_load(patch)
+        assert join["kind"] == "JoinConfiguration"
+        by_name[join["nodeRegistration"]["name"]] = (w, join["nodeRegistration"])
+    train, reg = by_name["train-1"]
+    assert train["labels"]["infra.example.com/high-speed-network"] == "true"
+    assert reg["taints"] == [{"key": "schedgate.io/dedicated", "effect": "NoSchedule", "value": "training"}]
+    plain, reg = by_name["gpu-plain-1"]
+    assert "infra.example.com/high-speed-network" not in plain["labels"] and "taints" not in reg
+    assert all("kubernetes.io/hostname" not in w["labels"] for w in workers)
+    # cgroup v1 hosts: Kubernetes 1.35+ refuses v1 unless told otherwise.
+    assert yaml.safe_load(cfg["kubeadmConfigPatches"][0]) == {"kind": "KubeletConfiguration", "failCgroupV1": False}
+    assert "kubeadmConfigPatches" not in kind_config(INFERENCE, "n", "i", cgroup_v1=False)
+
+
+def test_the_reuse_digest_changes_with_the_definition_and_the_image():
+    doc = yaml.safe_load((ROOT / "clusters" / "inference.yaml").read_text())
+    doc["pools"][0]["labels"]["extra"] = "x"
+    other = parse_definition(doc)
+    a = definition_digest(INFERENCE, "sha256:1")
+    assert a == definition_digest(INFERENCE, "sha256:1")
+    assert a != definition_digest(INFERENCE, "sha256:2")
+    assert a != definition_digest(other, "sha256:1")
+    assert cluster_name(INFERENCE) == "schedgate-inference"
+
+
+def test_requests_scale_by_real_over_defined_size():
+    real = {"cpu": 2.0, "memory": 24 * 2.0**30}
+    scale = resource_scale(INFERENCE, real)
+    assert scale["cpu"] == pytest.approx(2 / 64)
+    assert scale["memory"] == pytest.approx(24 / 512)
+    # A 32-core, 256Gi training pod takes half a real node, as it takes half a defined one.
+    assert parse_quantity(scaled("32", scale["cpu"], "cpu")) == pytest.approx(1.0)
+    assert parse_quantity(scaled("256Gi", scale["memory"], "memory")) == pytest.approx(12 * 2.0**30, rel=1e-6)
+    assert scaled("0", scale["cpu"], "cpu") == "1m"
+    # Nodes as large as defined: nothing is scaled.
+    assert resource_scale(INFERENCE, {"cpu": 64.0, "memory": 512 * 2.0**30}) == {}
+
+
+@pytest.mark.parametrize("text, value", [("500m", 0.5), ("64", 64), ("512Gi", 512 * 2**30), ("1k", 1000),
+                                         ("0.25", 0.25)])
+def test_quantities(text, value):
+    assert parse_quantity(text) == pytest.approx(value)
+
+
+def test_pytest_kubernetes_create_with_a_config_passes_config_and_kubeconfig_but_no_name_or_image(tmp_path,
+                                                                                                  monkeypatch):
+    """Pins what schedgate relies on in pytest-kubernetes 0.9: the cluster name comes from our config
+    (which therefore names the cluster and every node's image), the kubeconfig goes where we say,
+    and kind is found on os.environ's PATH."""
+    from pytest_kubernetes.options import ClusterOptions
+    from pytest_kubernetes.providers import KindManagerBase
+
+    log = tmp_path / "kind.args"
+    fake = tmp_path / "kind"
+    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    cfg = tmp_path / "cluster.yaml"
+    cfg.write_text(yaml.safe_dump({"kind": "Cluster", "name": "schedgate-x", "nodes": [{"role": "control-plane"}]}))
+    mgr = KindManagerBase(provider_config=str(cfg), kubeconfig=tmp_path / "kc")
+    assert mgr.cluster_name == "schedgate-x"
+    mgr._on_create(ClusterOptions(kubeconfig_path=tmp_path / "kc", provider_config=cfg))
+    args = log.read_text().split()
+    assert args[:2] == ["create", "cluster"]
+    assert args[args.index("--config") + 1] == str(cfg)
+    assert args[args.index("--kubeconfig") + 1] == str(tmp_path / "kc")
+    assert "--name" not in args and "--image" not in args
+    # Its delete passes --name but no --kubeconfig: schedgate deletes clusters itself.
+    log.unlink()
+    mgr._on_delete()
+    assert "--kubeconfig" not in log.read_text().split()
