@@ -8,10 +8,11 @@ PY      := $(VENV)/bin/python
 PYTEST  := scripts/pytest
 ARGS    ?=
 
-.PHONY: help venv tools browser e2e repro unit test mutants bench lint clean docker kind-image kind-up kind-down kind-smoke
+.PHONY: help venv tools browser e2e repro e2e-kind unit test mutants bench lint clean docker kind-image kind-up kind-down kind-smoke
 
 help:
-	@echo "make e2e       run the scenario suite (local provider) against the profile under test"
+	@echo "make e2e       run the scenario suite against the profile under test (kind if Docker answers, else local)"
+	@echo "make e2e-kind  the same suite on kind (starts Docker; builds the node image the first time)"
 	@echo "make test      Go and Python unit tests, then the scenario suite"
 	@echo "make repro SCENARIO=FILE   run one scenario file; artifacts and placement.html under artifacts/"
 	@echo "make mutants   run the suite against each broken scheduler in clusters/mutants"
@@ -39,8 +40,14 @@ tools: venv
 browser:
 	scripts/ensure-chromium
 
+# kind when a Docker engine answers, else local (the pytest header says which); PROVIDER=... chooses.
+PROVIDER ?= $(shell docker info >/dev/null 2>&1 && echo kind || echo local)
+
 e2e: tools
-	$(PYTEST) e2e --junitxml=artifacts/junit-e2e.xml $(ARGS)
+	$(PYTEST) e2e --provider $(PROVIDER) --junitxml=artifacts/junit-e2e.xml $(ARGS)
+
+e2e-kind: tools docker
+	$(PYTEST) e2e --provider kind --junitxml=artifacts/junit-e2e-kind.xml $(ARGS)
 
 repro: tools
 	@test -n "$(SCENARIO)" || { echo "make repro: say which file: make repro SCENARIO=e2e/scenarios/hard-constraint.scenario.yaml" >&2; exit 2; }
@@ -51,7 +58,7 @@ unit: venv
 
 test: tools browser
 	cd go && go test -trimpath ./pkg/... ./cmd/schedgate-pki/
-	$(PYTEST) tests e2e --junitxml=artifacts/junit.xml $(ARGS)
+	$(PYTEST) tests e2e --provider local --junitxml=artifacts/junit.xml $(ARGS)
 
 mutants: tools
 	$(PY) -m schedgate.mutants $(ARGS)

@@ -108,6 +108,7 @@ class KindTools:
             raise SchedgateError("--provider kind: no docker command and scripts/docker-engine could not install it")
         if not _runs(["docker", "info"]):
             raise SchedgateError("--provider kind: no Docker engine answers (start one with `make docker`)")
+        raise_inotify_limits()
         out = subprocess.run([str(self.project / "scripts" / "node-binaries")], capture_output=True, text=True)
         if out.returncode != 0:
             raise SchedgateError(f"scripts/node-binaries failed: {_last(out.stderr)}")
@@ -124,6 +125,28 @@ class KindTools:
             err = out.stderr if isinstance(out.stderr, str) else out.stderr.decode(errors="replace")
             raise ComponentError(f"{what or ' '.join(argv[:3])} failed: {_last(err)}")
         return out
+
+
+# Every kind node's kubelet (cAdvisor) and systemd take inotify instances; with the
+# usual default of 128 per user, nodes past the fourth or so fail with
+# "inotify_init: too many open files" and never become Ready.
+INOTIFY = {"max_user_instances": 1024, "max_user_watches": 524288}
+
+
+def raise_inotify_limits() -> None:
+    for key, want in INOTIFY.items():
+        path = Path("/proc/sys/fs/inotify") / key
+        try:
+            have = int(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if have >= want:
+            continue
+        try:
+            path.write_text(f"{want}\n")
+        except OSError:
+            raise SchedgateError(f"fs.inotify.{key} is {have}; kind clusters of several nodes need {want}: "
+                                 f"sysctl -w fs.inotify.{key}={want}") from None
 
 
 def _runs(argv: list[str]) -> bool:
