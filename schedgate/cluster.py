@@ -68,6 +68,8 @@ class Cluster:
     resource_scale: dict[str, float] = field(default_factory=dict)
     # The address schedgate's own servers (the extender) listen on, as the schedulers reach it.
     extender_host: str = "127.0.0.1"
+    # Nodes the provider adds beside the definition's (kind's control plane), cordoned like the sync node.
+    extra_nodes: tuple[str, ...] = ()
     pod_image: str = "schedgate.invalid/placeholder:0"
     timings: dict[str, float] = field(default_factory=dict)
     _touched: dict[str, set[tuple[str, str]]] = field(default_factory=dict)
@@ -94,8 +96,12 @@ class Cluster:
         return [n.name for n in self.definition.nodes()]
 
     def node_count(self) -> int:
-        """Nodes the scheduler sees: the definition's plus the sync node."""
-        return len(self.node_names) + 1
+        """Nodes the scheduler sees: the definition's, the sync node and any the provider adds.
+
+        The sync node and a provider's own nodes are cordoned: in "0/N nodes are
+        available" they count as "node(s) were unschedulable", never as taints or affinity.
+        """
+        return len(self.node_names) + 1 + len(self.extra_nodes)
 
     def start_scheduler(self, config: SchedulerConfig, binary: Path | None = None) -> Scheduler:
         """Start another scheduler process for ``config``'s profiles, with its own identity and lease."""

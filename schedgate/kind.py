@@ -541,7 +541,10 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
         api = kube_config.new_client_from_config(config_file=str(kubeconfig))  # type: ignore[no-untyped-call]
         core = k8s.CoreV1Api(api)
         _wait_nodes_ready(core, [n.name for n in req.definition.nodes()], 600)
-        core.patch_node(f"{name}-control-plane", {"metadata": {"annotations": {DEFINITION_ANNOTATION: digest}}})
+        # kind's control plane is not a node of the definition: cordoned instead of tainted, it shows in
+        # scheduling messages as the sync node does ("were unschedulable"), never as an untolerated taint.
+        core.patch_node(f"{name}-control-plane", {"metadata": {"annotations": {DEFINITION_ANNOTATION: digest}},
+                                                  "spec": {"unschedulable": True, "taints": None}})
         say("kind: every node Ready")
         timings["nodes ready"] = time.monotonic() - t0
         # The scheduler under test: an image of the binary, loaded into the nodes, run as a Deployment.
@@ -586,7 +589,8 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
                           components=lambda: [s for s in {id(x): x for x in schedulers.values()}.values()
                                               if not isinstance(s, StaticScheduler)],
                           launcher=launch, retirer=retire, api_only_nodes=False, timings=timings,
-                          pod_image=pause_image(tools), extender_host=docker_gateway(tools))
+                          pod_image=pause_image(tools), extender_host=docker_gateway(tools),
+                          extra_nodes=(f"{name}-control-plane",))
         containers = node_container_map(tools, name, core)
         cluster.node_restarter = lambda node: restart_kubelet(tools, containers[node])
         cluster.resource_scale = resource_scale(req.definition, _smallest_worker(core, req.definition))
