@@ -11,6 +11,7 @@ One folder per test under ``--artifacts`` (default ``artifacts/``)::
     cluster.yaml       the cluster definition the run used
     schedulers/NAME.log, NAME.metrics.txt, NAME.config.yaml   each scheduler's log,
                        /metrics snapshot and the configuration it really ran with
+    node-logs/         kind only: ``kind export logs`` (kubelet, containerd, pods of every node)
 """
 
 from __future__ import annotations
@@ -121,6 +122,9 @@ def collect(dest: Path, cluster: Cluster, namespaces: list[str], *, title: str, 
         text = part(f"scheduler {s.name} /metrics", s.metrics_text) if s.alive() else None
         if text is not None:
             base.with_suffix(".metrics.txt").write_text(text)
+    export = cluster.export_logs
+    if export is not None:
+        part("node logs (kind export logs)", lambda: export(dest / "node-logs"))
     if errors:
         (dest / "errors.txt").write_text("\n".join(errors) + "\n")
     return dest

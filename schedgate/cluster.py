@@ -70,6 +70,8 @@ class Cluster:
     extender_host: str = "127.0.0.1"
     # Nodes the provider adds beside the definition's (kind's control plane), cordoned like the sync node.
     extra_nodes: tuple[str, ...] = ()
+    # Providers with real nodes: write their logs (kind export logs) into a folder.
+    export_logs: Callable[[Path], object] | None = None
     pod_image: str = "schedgate.invalid/placeholder:0"
     timings: dict[str, float] = field(default_factory=dict)
     _touched: dict[str, set[tuple[str, str]]] = field(default_factory=dict)

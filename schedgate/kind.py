@@ -524,6 +524,10 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
             core = k8s.CoreV1Api(api)
             cp = core.read_node(f"{name}-control-plane")
             have = (getattr(cp.metadata, "annotations", None) or {}).get(DEFINITION_ANNOTATION)
+            if have is None:
+                raise SchedgateError(f"--reuse-cluster: a kind cluster named {name} exists and schedgate did not "
+                                     f"make it; delete it (kind delete cluster --name {name}) or rename the "
+                                     "definition")
             if have != digest:
                 say(f"kind: cluster {name} was made for another definition or image ({have} != {digest}); "
                     "recreating it")
@@ -593,6 +597,8 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
                           extra_nodes=(f"{name}-control-plane",))
         containers = node_container_map(tools, name, core)
         cluster.node_restarter = lambda node: restart_kubelet(tools, containers[node])
+        cluster.export_logs = lambda dest: tools.run("kind", "export", "logs", str(dest), "--name", name,
+                                                     check=False, timeout=300)
         cluster.resource_scale = resource_scale(req.definition, _smallest_worker(core, req.definition))
         if cluster.resource_scale:
             say("kind: pod requests scaled to the real nodes: " + ", ".join(
@@ -604,6 +610,10 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
         write_info(run.path, req, cluster)
     except BaseException:
         if created or not reuse:
+            if created:
+                logs = run.path.parent / f"schedgate-kind-logs-{name}"
+                tools.run("kind", "export", "logs", str(logs), "--name", name, check=False, timeout=300)
+                say(f"kind: cluster {name} failed to come up; node logs in {logs}")
             delete_cluster(tools, name, kubeconfig)
         run.keep = False
         run.close()

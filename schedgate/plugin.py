@@ -32,7 +32,7 @@ from schedgate.fixtures.cluster import started_of
 from schedgate.options import add_options, request_from
 from schedgate.report import ItemState, figures, state_of
 from schedgate.scheduler import distinct
-from schedgate.timing import pod_timings, summary_row
+from schedgate.timing import pod_timings, summary_row, wait_bound_pods_ready
 from schedgate.toolchain import pinned_kubernetes_version
 
 
@@ -90,6 +90,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def _after_call(item: pytest.Item, rep: pytest.TestReport, state: ItemState) -> None:
     """Record the test's pod timings and, on failure (or --artifacts-on always), write its artifacts."""
     c = state.cluster
+    if not c.api_only_nodes and rep.passed:
+        for namespace in state.namespaces:
+            why = wait_bound_pods_ready(namespace)
+            if why:
+                rep.sections.append(("schedgate timings", f"scheduled->Ready not measured: {why}"))
     created = {p.name: p.created_wall for namespace in state.namespaces for p in namespace.pods}
     try:
         timings = [t for namespace in state.namespaces
@@ -116,7 +121,7 @@ def _after_call(item: pytest.Item, rep: pytest.TestReport, state: ItemState) -> 
     item.config.stash.setdefault(_ARTIFACTS, []).append(str(dest))
 
 
-_TIMINGS = pytest.StashKey[list[tuple[str, tuple[int, int, str, str, int]]]]()
+_TIMINGS = pytest.StashKey[list[tuple[str, tuple[int, int, str, str, int, str]]]]()
 _ARTIFACTS = pytest.StashKey[list[str]]()
 
 
@@ -124,7 +129,8 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     timings = terminalreporter.config.stash.get(_TIMINGS, [])
     if timings:
         terminalreporter.section("schedgate pod timings")
-        head = ("test", "pods", "scheduled", "create->scheduled median (s)", "max (s)", "max attempts")
+        head = ("test", "pods", "scheduled", "create->scheduled median (s)", "max (s)", "max attempts",
+                "scheduled->Ready median (s)")
         table = [head, *((n, *(str(x) for x in row)) for n, row in timings)]
         widths = [max(len(r[i]) for r in table) for i in range(len(head))]
         for r in table:

@@ -101,9 +101,37 @@ def pod_timings(core: Any, events_api: Any, namespace: str,
     return out
 
 
-def summary_row(timings: list[PodTiming]) -> tuple[int, int, str, str, int]:
-    """(pods, bound by a scheduler, median and max create->scheduled, max attempts) for one test."""
+def summary_row(timings: list[PodTiming]) -> tuple[int, int, str, str, int, str]:
+    """(pods, bound by a scheduler, median and max create->scheduled, max attempts, median scheduled->Ready)."""
     lat = [t.create_to_scheduled for t in timings if t.create_to_scheduled is not None]
     med = f"{statistics.median(lat):.3f}" if lat else "-"
     top = f"{max(lat):.3f}" if lat else "-"
-    return (len(timings), len(lat), med, top, max((t.attempts for t in timings), default=0))
+    ready = [t.scheduled_to_ready for t in timings if t.scheduled_to_ready is not None]
+    return (len(timings), len(lat), med, top, max((t.attempts for t in timings), default=0),
+            f"{statistics.median(ready):.3f}" if ready else "-")
+
+
+def wait_bound_pods_ready(namespace: Any, timeout: float = 30.0) -> str:
+    """Wait until every bound pod in ``namespace`` (a schedgate Namespace) is Ready; '' or why not.
+
+    Only where kubelets run pods: it gives scheduled->Ready its end. Pods bound to
+    schedgate's sync node (no kubelet) are not waited for.
+    """
+    from schedgate.waits import MATCH, Check, WaitTimeout, pending, wait_for_items
+
+    def ready(items: list[dict[str, Any]]) -> Check:
+        waiting = []
+        for p in items:
+            node = (p.get("spec") or {}).get("nodeName")
+            if not node or node == "schedgate-sync" or (p.get("metadata") or {}).get("deletionTimestamp"):
+                continue
+            conds = {c.get("type"): c.get("status") for c in (p.get("status") or {}).get("conditions") or []}
+            if conds.get("Ready") != "True":
+                waiting.append(p["metadata"]["name"])
+        return MATCH if not waiting else pending(f"not Ready yet: {', '.join(waiting)}")
+
+    try:
+        wait_for_items(namespace, ready, "every bound pod Ready", timeout)
+    except WaitTimeout as e:
+        return str(e).splitlines()[0]
+    return ""
