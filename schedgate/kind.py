@@ -304,8 +304,12 @@ class PodScheduler:
         return client.CoreV1Api(self.api)
 
     def launch(self) -> None:
+        """Create the ConfigMap, ServiceAccount and Deployment; a Deployment of the same name is replaced
+        (a retired scheduler of an earlier test may have left one with another config and port)."""
         from kubernetes import utils
 
+        if self._deployment_exists():
+            self.remove()
         for obj in self.manifests():
             try:
                 utils.create_from_dict(self.api, obj)  # type: ignore[no-untyped-call]
@@ -313,6 +317,30 @@ class PodScheduler:
                 if not all(getattr(x, "status", None) == 409 for x in e.api_exceptions):
                     raise
         self._scale(1)
+
+    def _deployment_exists(self) -> bool:
+        try:
+            self._apps().read_namespaced_deployment(self.deployment, SCHEDULER_NAMESPACE)
+        except Exception as e:  # noqa: BLE001
+            if getattr(e, "status", None) == 404:
+                return False
+            raise
+        return True
+
+    def remove(self) -> None:
+        """Delete the Deployment and its ConfigMap and wait until its pods are gone."""
+        self.expected_exit = True
+        self._apps().delete_namespaced_deployment(self.deployment, SCHEDULER_NAMESPACE,
+                                                  propagation_policy="Foreground", grace_period_seconds=0)
+        try:
+            self._core().delete_namespaced_config_map(self.deployment, SCHEDULER_NAMESPACE)
+        except Exception as e:  # noqa: BLE001
+            if getattr(e, "status", None) != 404:
+                raise
+        for pod in self._pods():
+            self._core().delete_namespaced_pod(pod["metadata"]["name"], SCHEDULER_NAMESPACE, grace_period_seconds=0)
+        wait_until(lambda: not self._pods() and not self._deployment_exists(),
+                   f"scheduler {self.name} removed", 120)
 
     def _scale(self, replicas: int) -> None:
         self._apps().patch_namespaced_deployment_scale(self.deployment, SCHEDULER_NAMESPACE,
@@ -580,7 +608,8 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
             return s
 
         def retire(s: Any) -> None:
-            s.stop()
+            s.save_log()
+            s.remove()
             for p in s.profiles:
                 if schedulers.get(p) is s:
                     del schedulers[p]
