@@ -10,6 +10,7 @@ a pod on a node it rejected.
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -37,7 +38,7 @@ def test_hard_extender_timing_out_holds_its_pods_and_they_bind_where_it_allows_o
 
     pod = slot_pod("needs-slot", HARD).create(ns)
     # The error names the extender's filter URL and the timeout.
-    filter_url = rf"127\.0\.0\.1:{extender.port}/filter"
+    filter_url = rf"{re.escape(extender.host)}:{extender.port}/filter"
     wait_for(pod, scheduling_error(message=rf"{filter_url}.*(deadline exceeded|Timeout)"))
     events.expect_failed_scheduling(pod, by=HARD, message=filter_url)
 

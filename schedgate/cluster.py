@@ -226,8 +226,14 @@ class Cluster:
         if count < 0:
             raise ValueError(f"GPU count must be >= 0, got {count}")
         self._touch(node, "resource", GPU)
-        body = {"status": {"capacity": {GPU: str(count)}, "allocatable": {GPU: str(count)}}}
-        self.core.patch_node_status(node, body, _content_type=_MERGE)
+        if self.api_only_nodes:
+            body = {"status": {"capacity": {GPU: str(count)}, "allocatable": {GPU: str(count)}}}
+            self.core.patch_node_status(node, body, _content_type=_MERGE)
+            return
+        # A kubelet computes allocatable from capacity, from its own (possibly older) copy of the node:
+        # patch capacity only and wait for the kubelet's allocatable, proof that it works from the new value.
+        self.core.patch_node_status(node, {"status": {"capacity": {GPU: str(count)}}}, _content_type=_MERGE)
+        self._wait_allocatable(node, {GPU: str(count)})
 
     def delete_node(self, node: str) -> None:
         self._touch(node, "node", "deleted")
