@@ -434,21 +434,9 @@ class PodScheduler:
         return parse_metrics(self.metrics_text())
 
     def wait_for_metrics(self, accept: Any, description: str, timeout: float = 15.0) -> Any:
-        from schedgate.scheduler import MetricsTimeout
+        from schedgate.scheduler import poll_metrics
 
-        deadline = time.monotonic() + timeout
-        import threading
-
-        pause = threading.Event()
-        while True:
-            snap = self.metrics()
-            if accept(snap):
-                return snap
-            if self.died():
-                raise ComponentError(f"scheduler {self.name} died while waiting for metrics: {description}")
-            if time.monotonic() > deadline:
-                raise MetricsTimeout(f"scheduler {self.name}: metrics not {description} after {timeout:.0f}s")
-            pause.wait(0.1)
+        return poll_metrics(self, accept, description, timeout)
 
     def logs(self) -> str:
         pod = self._running() or next(iter(self._pods()), None)

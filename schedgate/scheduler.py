@@ -123,17 +123,23 @@ class SchedulerProcess:
         /metrics offers no watch, so this polls (every 100 ms); the scheduler
         updates its counters right after the pod's status, so a few scrapes do.
         """
-        deadline = time.monotonic() + timeout
-        pause = threading.Event()
-        while True:
-            snap = self.metrics()
-            if accept(snap):
-                return snap
-            if self.died():
-                raise ComponentError(f"scheduler {self.name} died while waiting for metrics: {description}")
-            if time.monotonic() > deadline:
-                raise MetricsTimeout(f"scheduler {self.name}: metrics not {description} after {timeout:.0f}s")
-            pause.wait(0.1)
+        return poll_metrics(self, accept, description, timeout)
+
+
+def poll_metrics(s: Scheduler, accept: Callable[[MetricsSnapshot], bool], description: str,
+                 timeout: float) -> MetricsSnapshot:
+    """Scrape ``s``'s /metrics every 100 ms until ``accept`` holds; fails at the deadline or if it dies."""
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while True:
+        snap = s.metrics()
+        if accept(snap):
+            return snap
+        if s.died():
+            raise ComponentError(f"scheduler {s.name} died while waiting for metrics: {description}")
+        if time.monotonic() > deadline:
+            raise MetricsTimeout(f"scheduler {s.name}: metrics not {description} after {timeout:.0f}s")
+        pause.wait(0.1)
 
 
 class MetricsTimeout(AssertionError):
