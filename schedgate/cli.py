@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from schedgate.errors import SchedgateError
-from schedgate.procs import RUN_PREFIX, cmdline_of, reap_orphans, remove_run, run_dirs
+from schedgate.procs import RUN_PREFIX, cmdline_of, reap_orphans, remove_run, run_dirs, run_pids
 
 EPILOG = """\
 examples:
@@ -97,7 +97,7 @@ def _status(args: argparse.Namespace) -> int:
         return 0
     for run in runs:
         info = read_info(run)
-        pids = _pids(run)
+        pids = run_pids(run)
         alive = [name for pid, name in pids if str(run) in cmdline_of(pid)]
         state = "kept" if (run / "keep").exists() else "in use by a run" if _owner_alive(run) else "orphaned"
         print(f"{run}  [{state}]  {len(alive)}/{len(pids)} processes alive")
@@ -107,14 +107,6 @@ def _status(args: argparse.Namespace) -> int:
             print(f"  scheduler config {info.get('scheduler_config')}: profiles {', '.join(info.get('profiles', []))}")
             print(f"  export KUBECONFIG={info.get('kubeconfig')}")
     return 0
-
-
-def _pids(run: Path) -> list[tuple[int, str]]:
-    try:
-        lines = (run / "pids").read_text().splitlines()
-    except OSError:
-        return []
-    return [(int(a), b) for a, b in (line.split(maxsplit=1) for line in lines if line.strip())]
 
 
 def _owner_alive(run: Path) -> bool:

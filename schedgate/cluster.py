@@ -148,6 +148,15 @@ class Cluster:
                 revived.append(s.name)
         return revived
 
+    def catch_up(self) -> list[str]:
+        """Before a test: dead schedulers restarted, nodes as defined, every scheduler in sync.
+
+        Returns the schedulers that had to be restarted."""
+        revived = self.revive()
+        if self.apply_nodes() or revived:
+            self.sync_schedulers()
+        return revived
+
     # -- pods --------------------------------------------------------------
     def read_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
         try:

@@ -82,9 +82,7 @@ class ExtraClusters:
             except SchedgateError as e:
                 pytest.fail(f"schedgate: cluster for {scenario.source}: {e}", pytrace=False)
         c = self.started[key].cluster
-        revived = c.revive()
-        if c.apply_nodes() or revived:
-            c.sync_schedulers()
+        c.catch_up()
         return c
 
     def close(self) -> None:

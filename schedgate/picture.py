@@ -17,12 +17,13 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from schedgate.cluster import SYNC_NODE
 from schedgate.definitions import GPU
 
 FREE = "#e4e9f0"
 OVERFLOW = "#d62828"
 HIDDEN_NAMESPACES = ("kube-system", "schedgate-system", "local-path-storage")
-HIDDEN_NODES = ("schedgate-sync",)
+HIDDEN_NODES = (SYNC_NODE,)
 # Labels every node has; they say nothing about placement.
 QUIET_LABELS = ("kubernetes.io/hostname", "kubernetes.io/os", "kubernetes.io/arch", "beta.kubernetes.io/os",
                 "beta.kubernetes.io/arch")

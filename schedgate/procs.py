@@ -219,16 +219,19 @@ def reap_orphans(tmp: Path | None = None) -> list[str]:
     return reaped
 
 
-def remove_run(run: Path) -> list[str]:
-    """Kill a run's processes (only those still pointing into it) and delete its folder."""
-    removed: list[str] = []
+def run_pids(run: Path) -> list[tuple[int, str]]:
+    """(pid, component name) of every process a run started, as its ``pids`` file lists them."""
     try:
         lines = (run / "pids").read_text().splitlines()
     except OSError:
-        lines = []
-    for line in lines:
-        pid_s, name = line.split(maxsplit=1)
-        pid = int(pid_s)
+        return []
+    return [(int(a), b) for a, b in (line.split(maxsplit=1) for line in lines if line.strip())]
+
+
+def remove_run(run: Path) -> list[str]:
+    """Kill a run's processes (only those still pointing into it) and delete its folder."""
+    removed: list[str] = []
+    for pid, name in run_pids(run):
         if str(run) in cmdline_of(pid):  # only our own child, never a reused pid
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(pid, signal.SIGKILL)

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from schedgate.api import read_json
+from schedgate.cluster import SYNC_NODE
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,7 @@ def wait_bound_pods_ready(namespace: Any, timeout: float = 30.0) -> str:
         waiting = []
         for p in items:
             node = (p.get("spec") or {}).get("nodeName")
-            if not node or node == "schedgate-sync" or (p.get("metadata") or {}).get("deletionTimestamp"):
+            if not node or node == SYNC_NODE or (p.get("metadata") or {}).get("deletionTimestamp"):
                 continue
             conds = {c.get("type"): c.get("status") for c in (p.get("status") or {}).get("conditions") or []}
             if conds.get("Ready") != "True":
