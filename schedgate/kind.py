@@ -49,8 +49,33 @@ def definition_digest(definition: ClusterDefinition, image_id: str) -> str:
     return hashlib.sha256(json.dumps([nodes, image_id], sort_keys=True).encode()).hexdigest()[:16]
 
 
+# What a kubelet may set on its own Node (k8s.io/kubelet's IsKubeletLabel): any label outside the
+# kubernetes.io and k8s.io namespaces, these keys, and the kubelet.kubernetes.io and node.kubernetes.io
+# namespaces. kind registers workers through their kubelet's --node-labels, and a kubelet given any
+# other kubernetes.io label refuses to start, so those are set through the API instead.
+KUBELET_LABELS = frozenset({
+    "kubernetes.io/hostname", "kubernetes.io/os", "kubernetes.io/arch", "beta.kubernetes.io/os",
+    "beta.kubernetes.io/arch", "beta.kubernetes.io/instance-type", "node.kubernetes.io/instance-type",
+    "topology.kubernetes.io/zone", "topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region"})
+KUBELET_LABEL_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
+
+
+def kubelet_may_set(key: str) -> bool:
+    """Whether a kubelet accepts ``key`` in ``--node-labels``."""
+    namespace = key.split("/", 1)[0] if "/" in key else ""
+    if not any(namespace == ns or namespace.endswith("." + ns) for ns in ("kubernetes.io", "k8s.io")):
+        return True
+    return key in KUBELET_LABELS or any(namespace == ns or namespace.endswith("." + ns)
+                                        for ns in KUBELET_LABEL_NAMESPACES)
+
+
 def kind_config(definition: ClusterDefinition, name: str, image: str, *, cgroup_v1: bool) -> dict[str, Any]:
-    """The kind cluster configuration for a definition: a worker per node, under the node's name."""
+    """The kind cluster configuration for a definition: a worker per node, under the node's name.
+
+    Labels a kubelet may not set on itself are left out; the cluster sets them through the API
+    (``Cluster.apply_nodes``), as it resets every node to the definition.
+    """
     nodes: list[dict[str, Any]] = [{"role": "control-plane", "image": image}]
     for spec in definition.nodes():
         registration: dict[str, Any] = {"name": spec.name}
@@ -59,7 +84,7 @@ def kind_config(definition: ClusterDefinition, name: str, image: str, *, cgroup_
         nodes.append({
             "role": "worker",
             "image": image,
-            "labels": {k: v for k, v in spec.labels.items() if k != "kubernetes.io/hostname"},
+            "labels": {k: v for k, v in spec.labels.items() if k != "kubernetes.io/hostname" and kubelet_may_set(k)},
             "kubeadmConfigPatches": [yaml.safe_dump({"kind": "JoinConfiguration",
                                                      "nodeRegistration": registration})],
         })
@@ -493,6 +518,47 @@ class StaticScheduler(PodScheduler):
 # -- the provider ------------------------------------------------------------
 
 
+def _kind_name(name: str) -> str:
+    return "".join(c if c.isalnum() or c == "-" else "-" for c in name)
+
+
+def _image_exists(image: str) -> bool:
+    return _runs(["docker", "image", "inspect", image])
+
+
+def preflight(req: Any, reuse: bool) -> str | None:
+    """Cheap checks before anything is built, created or written: each problem is one line.
+
+    Returns the cluster name when it is fixed (``--reuse-cluster``), else None (a per-run name).
+    """
+    if shutil.which("docker") is not None and not _runs(["docker", "info"]):
+        raise SchedgateError("--provider kind: no Docker engine answers"
+                             + (f" at DOCKER_HOST={os.environ['DOCKER_HOST']}" if os.environ.get("DOCKER_HOST") else "")
+                             + " (start one with `make docker`)")
+    override = os.environ.get("SCHEDGATE_KIND_IMAGE")
+    if override and shutil.which("docker") is not None and not _image_exists(override):
+        raise SchedgateError(f"SCHEDGATE_KIND_IMAGE={override}: no such image in the Docker engine "
+                             "(unset it to build schedgate's node image: make kind-image)")
+    if req.scheduler_image and not _image_exists(req.scheduler_image):
+        raise SchedgateError(f"--scheduler-image {req.scheduler_image}: no such image in the Docker engine "
+                             "(build it or `docker load` it first; nothing is pulled)")
+    if not reuse:
+        return None
+    name = _kind_name(cluster_name(req.definition))
+    # kind names its node containers <cluster>-control-plane, <cluster>-worker, <cluster>-worker2, ...
+    # and labels them with the cluster; any other container under such a name blocks `kind create`.
+    out = subprocess.run(["docker", "ps", "-a", "--filter", f"name=^/{name}-(control-plane|worker[0-9]*)$",
+                          "--format", '{{.Names}}\t{{.Label "io.x-k8s.kind.cluster"}}'],
+                         capture_output=True, text=True)
+    for line in out.stdout.splitlines():
+        container, _, owner = line.partition("\t")
+        if owner != name:
+            raise SchedgateError(f"--reuse-cluster: the name {name} is taken: Docker container {container} exists "
+                                 f"and is not a node of kind cluster {name}; remove it (docker rm -f {container}) "
+                                 "or rename the definition")
+    return name
+
+
 def pause_image(tools: KindTools) -> str:
     """The sandbox image every node holds (kubeadm's pinned pause): what scenario pods run."""
     assert tools.bin_dir is not None
@@ -521,6 +587,7 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
             print(f"schedgate: {msg} ({time.monotonic() - t0:.1f}s)", file=out, flush=True)
 
     say("kind: checking Docker and building node tools if needed")
+    name = preflight(req, reuse)
     tools = KindTools().prepare()
     image, image_id = node_image()
     say(f"kind: node image {image} ({image_id[:19]})")
@@ -528,8 +595,7 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
     timings: dict[str, float] = {}
     run = RunDir.create(keep=req.keep or reuse)
     digest = definition_digest(req.definition, image_id)
-    name = cluster_name(req.definition) if reuse else f"{cluster_name(req.definition)}-{run.path.name[-6:].lower()}"
-    name = "".join(c if c.isalnum() or c == "-" else "-" for c in name)
+    name = name or _kind_name(f"{cluster_name(req.definition)}-{run.path.name[-6:].lower()}")
     kubeconfig = run.path / "kubeconfig"
     (run.path / "kind-cluster").write_text(f"{name}\n{tools.env['PATH']}\n{kubeconfig}\n")
     created = False
@@ -696,11 +762,24 @@ def _create_with_pytest_kubernetes(tools: KindTools, cfg_path: Path, kubeconfig:
                    timeout=300)
     except subprocess.CalledProcessError as e:
         err = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else str(e.stderr)
-        raise ComponentError(f"kind create cluster ({cfg_path}) failed: {_last(err)}") from None
+        raise ComponentError(f"kind create cluster ({cfg_path}) failed: {kind_error(err)}") from None
     except RuntimeError as e:
         raise ComponentError(f"kind create cluster ({cfg_path}): {e}") from None
     finally:
         os.environ["PATH"] = saved
+
+
+def kind_error(text: str) -> str:
+    """kind's error in one line: its ``ERROR:`` line (a quoted command shortened) and the command's own output."""
+    import re
+
+    lines = [x.strip() for x in text.splitlines() if x.strip()]
+    error = next((x for x in lines if x.startswith("ERROR:")), None)
+    if error is None:
+        return _last(text)
+    error = re.sub(r'command "([^"]{0,40})[^"]*"', lambda m: f'command "{m.group(1)}..."', error)
+    output = next((x for x in lines if x.startswith("Command Output:")), None)
+    return f"{error}; {output}" if output else error
 
 
 def delete_cluster(tools: KindTools, name: str, kubeconfig: Path) -> None:

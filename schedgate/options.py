@@ -49,6 +49,10 @@ def add_options(parser: pytest.Parser) -> None:
     g.addoption("--scheduler-image", metavar="IMAGE", default=None,
                 help="kind: a scheduler image in the local Docker engine to load and run "
                      "(default: an image made from --scheduler-binary or the pinned build)")
+    g.addoption("--kubernetes-version", metavar="VERSION", default=os.environ.get("SCHEDGATE_KUBERNETES_VERSION"),
+                help="the Kubernetes version the run must use (e.g. v1.37.2); a checkout pinned to another "
+                     "version (go/go.mod) is refused, not silently run. Default: $SCHEDGATE_KUBERNETES_VERSION, "
+                     "else the pin")
     g.addoption("--reuse-cluster", action="store_true",
                 help="kind: keep one cluster across runs; recreated if its definition or node image drifted")
     g.addoption("--keep-cluster", action="store_true",
@@ -97,6 +101,7 @@ def request_from(config: pytest.Config) -> ClusterRequest:
                        keep=bool(config.getoption("keep_cluster")))
     req = replace(req, scheduler_image=config.getoption("scheduler_image"),
                   reuse=bool(config.getoption("reuse_cluster")))
+    check_kubernetes_version(config.getoption("kubernetes_version"))
     for kind in EXTENDER_KINDS:
         extender_config(config, kind)  # a bad file fails before anything starts
     slots_config(config)
@@ -105,6 +110,19 @@ def request_from(config: pytest.Config) -> ClusterRequest:
 
 
 _REQUEST = pytest.StashKey[ClusterRequest]()
+
+
+def check_kubernetes_version(wanted: str | None) -> None:
+    """Refuse a run whose asked-for Kubernetes version is not the one this checkout builds."""
+    if not wanted:
+        return
+    from schedgate.toolchain import pinned_kubernetes_version
+
+    pinned = pinned_kubernetes_version()
+    if wanted.lstrip("v") != pinned.lstrip("v"):
+        raise SchedgateError(f"--kubernetes-version {wanted}: this checkout builds Kubernetes {pinned} (go/go.mod); "
+                             f"pin {wanted} with go/hack/pin-kubernetes.sh {wanted.lstrip('v')} (the node image "
+                             "and every binary follow the pin)")
 
 
 def make_request(cluster_file: Path, sched_file: Path, *, provider: str = "local", binary: str | None = None,

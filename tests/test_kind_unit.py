@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from schedgate.definitions import load_definition, parse_definition
-from schedgate.kind import cluster_name, definition_digest, kind_config, resource_scale
+from schedgate.kind import cluster_name, definition_digest, kind_config, kind_error, kubelet_may_set, resource_scale
 from schedgate.quantity import parse_quantity, scaled
 
 ROOT = Path(__file__).parent.parent
@@ -38,6 +38,30 @@ def test_one_worker_per_defined_node_registered_under_its_name_with_labels_and_t
     # cgroup v1 hosts: Kubernetes 1.35+ refuses v1 unless told otherwise.
     assert yaml.safe_load(cfg["kubeadmConfigPatches"][0]) == {"kind": "KubeletConfiguration", "failCgroupV1": False}
     assert "kubeadmConfigPatches" not in kind_config(INFERENCE, "n", "i", cgroup_v1=False)
+
+
+@pytest.mark.parametrize("key, allowed", [
+    ("infra.example.com/high-speed-network", True),
+    ("topology.kubernetes.io/zone", True),
+    ("node.kubernetes.io/instance-type", True),
+    ("kubelet.kubernetes.io/anything", True),
+    ("team.node.kubernetes.io/x", True),
+    ("node-role.kubernetes.io/gpu", False),
+    ("kubernetes.io/role", False),
+    ("example.k8s.io/x", False),
+])
+def test_labels_a_kubelet_may_set_on_itself_follow_the_kubelets_own_rule(key, allowed):
+    assert kubelet_may_set(key) is allowed
+
+
+def test_labels_a_kubelet_would_refuse_stay_out_of_the_kind_config_and_are_set_through_the_api():
+    doc = yaml.safe_load((ROOT / "clusters" / "inference.yaml").read_text())
+    doc["pools"][0]["labels"]["node-role.kubernetes.io/gpu"] = ""
+    cfg = kind_config(parse_definition(doc), "n", "i", cgroup_v1=False)
+    labels = [w["labels"] for w in cfg["nodes"][1:]]
+    # A kubelet given node-role.kubernetes.io/... in --node-labels refuses to start.
+    assert all("node-role.kubernetes.io/gpu" not in lab for lab in labels)
+    assert sum("infra.example.com/high-speed-network" in lab for lab in labels) == 5
 
 
 def test_the_reuse_digest_changes_with_the_definition_and_the_image():
@@ -97,3 +121,18 @@ def test_pytest_kubernetes_create_with_a_config_passes_config_and_kubeconfig_but
     log.unlink()
     mgr._on_delete()
     assert "--kubeconfig" not in log.read_text().split()
+
+
+def test_kinds_error_is_its_error_line_with_the_failed_commands_own_output():
+    err = """Creating cluster "x" ...
+ \u2717 Preparing nodes
+ERROR: failed to create cluster: command "docker run --name x-control-plane --hostname x-control-plane \
+--label a=b img" failed with error: exit status 125
+
+Command Output: docker: Error response from daemon: No command specified
+
+Run 'docker run --help' for more information"""
+    assert kind_error(err) == ('ERROR: failed to create cluster: command "docker run --name x-control-plane --host..." '
+                               "failed with error: exit status 125; Command Output: docker: Error response from "
+                               "daemon: No command specified")
+    assert kind_error("just one line\n") == "just one line"
