@@ -35,6 +35,9 @@ COMMANDS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler
 # Deliberately broken builds for `make mutants`: binary name -> (package, build tag).
 MUTANT_BUILDS = {
     "kube-scheduler-leaky-unreserve": ("./cmd/kube-scheduler", "schedgate_mutant_leaky_unreserve"),
+    "kube-scheduler-blocking-permit": ("./cmd/kube-scheduler", "schedgate_mutant_blocking_permit"),
+    "kube-scheduler-prebind-no-recheck": ("./cmd/kube-scheduler", "schedgate_mutant_prebind_no_recheck"),
+    "kube-scheduler-memory-only-ledger": ("./cmd/kube-scheduler", "schedgate_mutant_memory_only_ledger"),
 }
 _VERSION_PKG = "k8s.io/component-base/version"
 

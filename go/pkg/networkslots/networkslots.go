@@ -21,6 +21,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -53,6 +54,7 @@ const (
 	msgPermitReject = "rejected by NetworkSlots fault injection"
 	msgPreBindFault = "NetworkSlots PreBind fault injected"
 	msgBindFault    = "NetworkSlots Bind fault injected"
+	msgNodeGone     = "NetworkSlots PreBind: node %s no longer exists"
 
 	defaultPermitTimeoutSeconds = 2
 )
@@ -64,6 +66,9 @@ type Args struct {
 	// PermitTimeoutSeconds is how long Permit waits for a pod annotated
 	// with the permit-timeout fault. Default 2.
 	PermitTimeoutSeconds int `json:"permitTimeoutSeconds"`
+	// HoldTimeoutSeconds is how long Permit waits for a pod annotated with
+	// the permit-hold fault before rejecting it (see hold.go). Default 30.
+	HoldTimeoutSeconds int `json:"holdTimeoutSeconds"`
 }
 
 // Plugin implements NetworkSlots.
@@ -79,6 +84,8 @@ type Plugin struct {
 	// timedOut holds the UIDs of pods whose injected Permit timeout has
 	// happened once; their later attempts are rejected at once instead.
 	timedOut sync.Map
+	// holds are the pods parked at Permit by the permit-hold fault.
+	holds *holds
 }
 
 var (
@@ -101,12 +108,15 @@ var (
 // decodeArgs turns the configuration object into Args, applying defaults.
 // nil means "all defaults".
 func decodeArgs(obj runtime.Object) (Args, error) {
-	args := Args{PermitTimeoutSeconds: defaultPermitTimeoutSeconds}
+	args := Args{PermitTimeoutSeconds: defaultPermitTimeoutSeconds, HoldTimeoutSeconds: defaultHoldTimeoutSeconds}
 	if err := frameworkruntime.DecodeInto(obj, &args); err != nil {
 		return Args{}, fmt.Errorf("decoding %s args: %w", Name, err)
 	}
 	if args.PermitTimeoutSeconds <= 0 {
 		return Args{}, fmt.Errorf("%s args: permitTimeoutSeconds must be > 0, got %d", Name, args.PermitTimeoutSeconds)
+	}
+	if err := validateHoldTimeout(args.HoldTimeoutSeconds); err != nil {
+		return Args{}, err
 	}
 	return args, nil
 }
@@ -129,6 +139,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		// Asking for the lister registers the node informer with the
 		// factory (the scheduler starts it after building the plugins).
 		nodeLister: factory.Core().V1().Nodes().Lister(),
+		holds:      newHolds(h, factory.Core().V1().Pods().Lister()),
 	}
 
 	// The pod informer's initial list rebuilds the ledger from bound pods;
@@ -138,7 +149,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	logger := klog.FromContext(ctx)
 	_, err = factory.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj interface{}) { pl.onPodAddOrUpdate(logger, obj) },
-		UpdateFunc: func(_, obj interface{}) { pl.onPodAddOrUpdate(logger, obj) },
+		UpdateFunc: func(_, obj interface{}) { pl.onPodAddOrUpdate(logger, obj); pl.onHoldUpdate(logger, obj) },
 		DeleteFunc: func(obj interface{}) { pl.onPodDelete(logger, obj) },
 	})
 	if err != nil {
@@ -237,6 +248,9 @@ func (pl *Plugin) Filter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nod
 // freeOn is the node's free slot count for pod, from the scheduler's
 // snapshot of the node plus this plugin's outstanding reservations.
 func (pl *Plugin) freeOn(nodeInfo fwk.NodeInfo, pod *v1.Pod) int64 {
+	if memoryOnlyLedger {
+		return pl.freeFromLedgerOnly(nodeInfo, pod)
+	}
 	scheduled := map[types.UID]int64{}
 	for _, pi := range nodeInfo.GetPods() {
 		p := pi.GetPod()
@@ -322,8 +336,8 @@ func (pl *Plugin) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, 
 	klog.FromContext(ctx).V(4).Info("NetworkSlots: unreserved", "pod", klog.KObj(pod), "node", nodeName)
 }
 
-// Permit injects the permit-timeout and permit-reject faults.
-func (pl *Plugin) Permit(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) (*fwk.Status, time.Duration) {
+// Permit injects the permit-timeout, permit-reject and permit-hold faults.
+func (pl *Plugin) Permit(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) (*fwk.Status, time.Duration) {
 	if podRequest(pod) == 0 {
 		return nil, 0
 	}
@@ -340,6 +354,8 @@ func (pl *Plugin) Permit(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ str
 		return fwk.NewStatus(fwk.Wait), time.Duration(pl.args.PermitTimeoutSeconds) * time.Second
 	case FaultPermitReject:
 		return fwk.NewStatus(fwk.Unschedulable, msgPermitReject), 0
+	case FaultPermitHold:
+		return pl.permitHold(ctx, pod)
 	}
 	return nil, 0
 }
@@ -366,7 +382,13 @@ func (pl *Plugin) PreBind(_ context.Context, _ fwk.CycleState, pod *v1.Pod, node
 	if pl.fault(pod) == FaultPreBindFail {
 		return fwk.NewStatus(fwk.Error, msgPreBindFault)
 	}
+	if skipPreBindRecheck {
+		return nil
+	}
 	node, err := pl.nodeLister.Get(nodeName)
+	if apierrors.IsNotFound(err) {
+		return fwk.NewStatus(fwk.Error, fmt.Sprintf(msgNodeGone, nodeName))
+	}
 	if err != nil {
 		return fwk.AsStatus(fmt.Errorf("NetworkSlots PreBind: getting node %s: %w", nodeName, err))
 	}
@@ -432,7 +454,7 @@ func isOwnAnnotationChange(_ klog.Logger, pod *v1.Pod, oldObj, newObj interface{
 // to the scheduling/binding cycle).
 func (pl *Plugin) onPodAddOrUpdate(logger klog.Logger, obj interface{}) {
 	pod, ok := obj.(*v1.Pod)
-	if !ok || pod.Spec.NodeName == "" {
+	if !ok || pod.Spec.NodeName == "" || memoryOnlyLedger {
 		return
 	}
 	n := podRequest(pod)
@@ -458,6 +480,7 @@ func (pl *Plugin) onPodDelete(logger klog.Logger, obj interface{}) {
 		return
 	}
 	pl.timedOut.Delete(pod.UID)
+	pl.forgetHold(pod.UID)
 	if _, held := pl.ledger.get(pod.UID); held {
 		pl.ledger.release(pod.UID)
 		logger.V(4).Info("NetworkSlots: pod deleted, released", "pod", klog.KObj(pod))

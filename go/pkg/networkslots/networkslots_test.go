@@ -282,15 +282,15 @@ func TestPodEvents(t *testing.T) {
 
 func TestDecodeArgs(t *testing.T) {
 	a, err := decodeArgs(nil)
-	if err != nil || a != (Args{PermitTimeoutSeconds: 2}) {
+	if err != nil || a != (Args{PermitTimeoutSeconds: 2, HoldTimeoutSeconds: 30}) {
 		t.Errorf("nil args = %+v, %v", a, err)
 	}
 	a, err = decodeArgs(&runtime.Unknown{Raw: []byte(`{"faultInjection":true}`), ContentType: runtime.ContentTypeJSON})
-	if err != nil || a != (Args{FaultInjection: true, PermitTimeoutSeconds: 2}) {
+	if err != nil || a != (Args{FaultInjection: true, PermitTimeoutSeconds: 2, HoldTimeoutSeconds: 30}) {
 		t.Errorf("partial args = %+v, %v", a, err)
 	}
 	a, err = decodeArgs(&runtime.Unknown{Raw: []byte(`{"faultInjection":true,"permitTimeoutSeconds":7}`)})
-	if err != nil || a != (Args{FaultInjection: true, PermitTimeoutSeconds: 7}) {
+	if err != nil || a != (Args{FaultInjection: true, PermitTimeoutSeconds: 7, HoldTimeoutSeconds: 30}) {
 		t.Errorf("full args = %+v, %v", a, err)
 	}
 	if _, err := decodeArgs(&runtime.Unknown{Raw: []byte(`{"permitTimeoutSeconds":0}`)}); err == nil {

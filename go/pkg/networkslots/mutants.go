@@ -1,0 +1,47 @@
+package networkslots
+
+import (
+	"context"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	fwk "k8s.io/kube-scheduler/framework"
+)
+
+// Behaviours of the deliberately broken mutant builds (each switched on by
+// its own build tag; see blocking_permit.go, prebind_no_recheck.go and
+// memory_only_ledger.go). Normal builds never run this code.
+
+// holdByBlocking is the blocking_permit mutant's permit-hold: instead of
+// returning Wait, Permit polls the pod until its hold is lifted or the
+// timeout passes, holding the scheduling cycle (no other pod is scheduled
+// meanwhile). A pod that vanished reads as "not lifted yet", so a deleted
+// pod keeps the cycle until the timeout.
+func (pl *Plugin) holdByBlocking(ctx context.Context, pod *v1.Pod, timeout time.Duration) (*fwk.Status, time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if live, err := pl.holds.pods.Pods(pod.Namespace).Get(pod.Name); err == nil && live.UID == pod.UID && pl.fault(live) != FaultPermitHold {
+			return nil, 0
+		}
+		select {
+		case <-ctx.Done():
+			return fwk.AsStatus(ctx.Err()), 0
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return fwk.NewStatus(fwk.Unschedulable, msgPermitReject), 0
+}
+
+// freeFromLedgerOnly is the memory_only_ledger mutant's Filter arithmetic:
+// capacity minus everything this process's ledger holds on the node (the
+// pod's own holding excluded), ignoring the scheduler's snapshot. Together
+// with ignoring informer adds and updates (onPodAddOrUpdate), a restarted
+// scheduler forgets every pod bound before it started.
+func (pl *Plugin) freeFromLedgerOnly(nodeInfo fwk.NodeInfo, pod *v1.Pod) int64 {
+	node := nodeInfo.Node().Name
+	held := pl.ledger.held(node)
+	if h, ok := pl.ledger.get(pod.UID); ok && h.node == node {
+		held -= h.slots
+	}
+	return nodeCapacity(nodeInfo.Node()) - held
+}
