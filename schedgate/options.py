@@ -37,6 +37,9 @@ def add_options(parser: pytest.Parser) -> None:
     g.addoption("--slots-scheduler-config", metavar="FILE", default=None,
                 help="scheduler configuration enabling the NetworkSlots plugin with fault injection "
                      "(default: clusters/profiles/network-slots.yaml)")
+    g.addoption("--shared-slots-scheduler-config", metavar="FILE", default=None,
+                help="scheduler configuration with two NetworkSlots profiles sharing one slot pool, each run "
+                     "in its own process (default: clusters/profiles/shared-slots.yaml)")
     g.addoption("--tenant-scheduler-config", metavar="FILE", default=None,
                 help="scheduler configuration enabling the TenantFilter plugin "
                      "(default: clusters/profiles/tenant-filter.yaml)")
@@ -104,6 +107,7 @@ def request_from(config: pytest.Config) -> ClusterRequest:
         extender_config(config, kind)  # a bad file fails before anything starts
     slots_config(config)
     tenant_config(config)
+    shared_slots_config(config)
     config.stash[_REQUEST] = req
     return req
 
@@ -144,6 +148,11 @@ def extender_config(config: pytest.Config, kind: str) -> SchedulerConfig:
 def slots_config(config: pytest.Config) -> SchedulerConfig:
     """The configuration enabling the NetworkSlots plugin with fault injection."""
     return extra_config(config, "slots_scheduler_config", "clusters/profiles/network-slots.yaml")
+
+
+def shared_slots_config(config: pytest.Config) -> SchedulerConfig:
+    """Two NetworkSlots profiles sharing one slot pool, to be run one per process."""
+    return extra_config(config, "shared_slots_scheduler_config", "clusters/profiles/shared-slots.yaml")
 
 
 def tenant_config(config: pytest.Config) -> SchedulerConfig:

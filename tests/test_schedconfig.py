@@ -89,11 +89,13 @@ def test_every_mutant_is_a_valid_configuration_with_a_description():
         cfg = load_scheduler_config(m)
         replaces = header(m, "option", "--scheduler-config")
         assert replaces in ("--scheduler-config", "--hard-extender-config", "--soft-extender-config",
-                            "--slots-scheduler-config", "--tenant-scheduler-config"), m
+                            "--slots-scheduler-config", "--tenant-scheduler-config",
+                            "--shared-slots-scheduler-config"), m
         # A mutant keeps the profile names of what it replaces, so the same scenarios run against it.
         original = {"--scheduler-config": "gpu-packing-scheduler", "--hard-extender-config": "gpu-extender-hard",
                     "--soft-extender-config": "gpu-extender-soft",
                     "--slots-scheduler-config": "gpu-network-slots",
-                    "--tenant-scheduler-config": "tenant-scheduler"}[replaces]
+                    "--tenant-scheduler-config": "tenant-scheduler",
+                    "--shared-slots-scheduler-config": "gpu-slots-a"}[replaces]
         assert original in cfg.profile_names, m
         assert m.read_text().startswith("# mutant: "), m

@@ -64,6 +64,9 @@ type Args struct {
 	// PermitTimeoutSeconds is how long Permit waits for a pod annotated
 	// with the permit-timeout fault. Default 2.
 	PermitTimeoutSeconds int `json:"permitTimeoutSeconds"`
+	// SharedPool, when set, makes PreBind claim the slots in a ConfigMap
+	// shared with other scheduler processes (see claim.go).
+	SharedPool *SharedPool `json:"sharedPool,omitempty"`
 }
 
 // Plugin implements NetworkSlots.
@@ -79,6 +82,8 @@ type Plugin struct {
 	// timedOut holds the UIDs of pods whose injected Permit timeout has
 	// happened once; their later attempts are rejected at once instead.
 	timedOut sync.Map
+	// shared does PreBind's holds and shared-pool claims (claim.go).
+	shared *shared
 }
 
 var (
@@ -108,6 +113,9 @@ func decodeArgs(obj runtime.Object) (Args, error) {
 	if args.PermitTimeoutSeconds <= 0 {
 		return Args{}, fmt.Errorf("%s args: permitTimeoutSeconds must be > 0, got %d", Name, args.PermitTimeoutSeconds)
 	}
+	if err := args.SharedPool.validate(); err != nil {
+		return Args{}, err
+	}
 	return args, nil
 }
 
@@ -130,6 +138,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		// factory (the scheduler starts it after building the plugins).
 		nodeLister: factory.Core().V1().Nodes().Lister(),
 	}
+	pl.shared = newShared(args.SharedPool, h.ClientSet(), factory.Core().V1().Pods().Lister())
 
 	// The pod informer's initial list rebuilds the ledger from bound pods;
 	// later events keep it in step with the cluster. The scheduler's pod
@@ -318,6 +327,7 @@ func (pl *Plugin) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, 
 		klog.FromContext(ctx).V(4).Info("NetworkSlots: mutant build, NOT releasing", "pod", klog.KObj(pod), "node", nodeName)
 		return
 	}
+	pl.shared.unreserve(ctx, pod)
 	pl.ledger.releaseReserved(pod.UID)
 	klog.FromContext(ctx).V(4).Info("NetworkSlots: unreserved", "pod", klog.KObj(pod), "node", nodeName)
 }
@@ -359,7 +369,7 @@ func (pl *Plugin) PreBindPreFlight(_ context.Context, _ fwk.CycleState, pod *v1.
 // has capacity for everything held on it (its annotation may have shrunk
 // since Filter). It reads the node from the informer, not the snapshot,
 // because the snapshot must not be used in the binding cycle.
-func (pl *Plugin) PreBind(_ context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
+func (pl *Plugin) PreBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
 	if podRequest(pod) == 0 {
 		return nil
 	}
@@ -372,6 +382,9 @@ func (pl *Plugin) PreBind(_ context.Context, _ fwk.CycleState, pod *v1.Pod, node
 	}
 	if capacity, held := nodeCapacity(node), pl.ledger.held(nodeName); capacity < held {
 		return fwk.NewStatus(fwk.Error, fmt.Sprintf("NetworkSlots PreBind: node %s has %d network slots but %d are held", nodeName, capacity, held))
+	}
+	if s := pl.shared.prebind(ctx, pl, pod, node); !s.IsSuccess() {
+		return s
 	}
 	return nil
 }
@@ -458,6 +471,7 @@ func (pl *Plugin) onPodDelete(logger klog.Logger, obj interface{}) {
 		return
 	}
 	pl.timedOut.Delete(pod.UID)
+	pl.shared.podGone(logger, pod)
 	if _, held := pl.ledger.get(pod.UID); held {
 		pl.ledger.release(pod.UID)
 		logger.V(4).Info("NetworkSlots: pod deleted, released", "pod", klog.KObj(pod))
