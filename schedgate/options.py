@@ -169,4 +169,5 @@ def role_config(config: pytest.Config, role: str) -> SchedulerConfig:
     kind = role.removeprefix("extender-")
     if kind in EXTENDER_KINDS:
         return extender_config(config, kind)
-    raise SchedgateError(f"unknown scheduler role {role!r} (known: network-slots, tenant-filter, extender-hard, extender-soft)")
+    raise SchedgateError(f"unknown scheduler role {role!r} "
+                         "(known: network-slots, tenant-filter, extender-hard, extender-soft)")
