@@ -655,7 +655,7 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
             s = PodScheduler(name=lease, config=config, effective=effective, config_path=path, image=img, api=api,
                              node=node, run_dir=run.path / "logs", port=FIRST_PORT + len(ports))
             ports.append(s.port)
-            grant(api, f"sa-{lease}", s.subject(), lease)
+            grant(api, f"sa-{lease}", s.subject(), lease, config.shared_pools)
             s.start()
             for p in config.profile_names:
                 schedulers[p] = s

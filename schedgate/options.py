@@ -37,6 +37,12 @@ def add_options(parser: pytest.Parser) -> None:
     g.addoption("--slots-scheduler-config", metavar="FILE", default=None,
                 help="scheduler configuration enabling the NetworkSlots plugin with fault injection "
                      "(default: clusters/profiles/network-slots.yaml)")
+    g.addoption("--shared-slots-scheduler-config", metavar="FILE", default=None,
+                help="scheduler configuration with two NetworkSlots profiles sharing one slot pool, each run "
+                     "in its own process (default: clusters/profiles/shared-slots.yaml)")
+    g.addoption("--tenant-scheduler-config", metavar="FILE", default=None,
+                help="scheduler configuration enabling the TenantFilter plugin "
+                     "(default: clusters/profiles/tenant-filter.yaml)")
     for kind in EXTENDER_KINDS:
         g.addoption(f"--{kind}-extender-config", metavar="FILE", default=None,
                     help=f"scheduler configuration whose extender is a {kind} dependency "
@@ -105,6 +111,8 @@ def request_from(config: pytest.Config) -> ClusterRequest:
     for kind in EXTENDER_KINDS:
         extender_config(config, kind)  # a bad file fails before anything starts
     slots_config(config)
+    tenant_config(config)
+    shared_slots_config(config)
     config.stash[_REQUEST] = req
     return req
 
@@ -160,11 +168,24 @@ def slots_config(config: pytest.Config) -> SchedulerConfig:
     return extra_config(config, "slots_scheduler_config", "clusters/profiles/network-slots.yaml")
 
 
+def shared_slots_config(config: pytest.Config) -> SchedulerConfig:
+    """Two NetworkSlots profiles sharing one slot pool, to be run one per process."""
+    return extra_config(config, "shared_slots_scheduler_config", "clusters/profiles/shared-slots.yaml")
+
+
+def tenant_config(config: pytest.Config) -> SchedulerConfig:
+    """The configuration enabling the TenantFilter plugin."""
+    return extra_config(config, "tenant_scheduler_config", "clusters/profiles/tenant-filter.yaml")
+
+
 def role_config(config: pytest.Config, role: str) -> SchedulerConfig:
     """A scheduler configuration by the role a scenario file names (see schedgate.scenario.ROLES)."""
     if role == "network-slots":
         return slots_config(config)
+    if role == "tenant-filter":
+        return tenant_config(config)
     kind = role.removeprefix("extender-")
     if kind in EXTENDER_KINDS:
         return extender_config(config, kind)
-    raise SchedgateError(f"unknown scheduler role {role!r} (known: network-slots, extender-hard, extender-soft)")
+    raise SchedgateError(f"unknown scheduler role {role!r} "
+                         "(known: network-slots, tenant-filter, extender-hard, extender-soft)")

@@ -109,11 +109,11 @@ def _start_local(req: ClusterRequest, bins: Binaries, reaped: list[str], out: Te
         say("etcd and kube-apiserver ready")
         api = kube_config.new_client_from_config(config_file=str(cp.admin_kubeconfig))  # type: ignore[no-untyped-call]
         lease = req.scheduler_config.lease_name
-        grant(api, lease, user_subject(under_test_user(lease)), lease)
+        grant(api, lease, user_subject(under_test_user(lease)), lease, req.scheduler_config.shared_pools)
 
         def launch(config: SchedulerConfig, binary: Path | None) -> SchedulerProcess:
             lease = config.lease_name
-            grant(api, lease, user_subject(under_test_user(lease)), lease)
+            grant(api, lease, user_subject(under_test_user(lease)), lease, config.shared_pools)
             return cp.add_scheduler(config, Path(binary or req.scheduler_binary or bins.kube_scheduler))
 
         cluster = Cluster(provider="local", definition=req.definition, kubeconfig=cp.admin_kubeconfig, api=api,

@@ -4,22 +4,41 @@ The scheduler under test gets its own identity, bound to the upstream
 ``system:kube-scheduler`` and ``system:volume-scheduler`` roles, allowed to read
 the authentication config in kube-system, and allowed to hold exactly one
 lease: its own. (``system:kube-scheduler`` only grants the default
-``kube-scheduler`` lease name.) The same objects serve a User (local provider,
+``kube-scheduler`` lease name.) A scheduler whose NetworkSlots plugin claims
+slots in a shared pool may also get and update exactly those ConfigMaps (not
+create, list or watch them, nor any other). The same objects serve a User (local provider,
 client certificate) or a ServiceAccount (in-cluster).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from schedgate.schedconfig import LEASE_NAMESPACE
 
 
-def scheduler_rbac(identity: str, subject: dict[str, str], lease: str) -> list[dict[str, Any]]:
-    """Objects granting ``subject`` what a scheduler holding ``lease`` needs."""
+def scheduler_rbac(identity: str, subject: dict[str, str], lease: str,
+                   claims: Iterable[tuple[str, str]] = ()) -> list[dict[str, Any]]:
+    """Objects granting ``subject`` what a scheduler holding ``lease`` (and claiming in ``claims``) needs."""
     name = f"schedgate:{identity}"
     meta = {"labels": {"app.kubernetes.io/managed-by": "schedgate"}}
-    return [
+    by_ns: dict[str, list[str]] = {}
+    for ns, cm in claims:
+        by_ns.setdefault(ns, []).append(cm)
+    claim_objs: list[dict[str, Any]] = []
+    for ns, names in sorted(by_ns.items()):
+        claim_objs += [
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+             "metadata": {"name": f"{name}:slot-claims", "namespace": ns, **meta},
+             "rules": [{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": sorted(names),
+                        "verbs": ["get", "update"]}]},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+             "metadata": {"name": f"{name}:slot-claims", "namespace": ns, **meta},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": f"{name}:slot-claims"},
+             "subjects": [subject]},
+        ]
+    return claim_objs + [
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
          "metadata": {"name": f"{name}:kube-scheduler", **meta},
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:kube-scheduler"},
@@ -47,11 +66,12 @@ def scheduler_rbac(identity: str, subject: dict[str, str], lease: str) -> list[d
     ]
 
 
-def grant(api: Any, identity: str, subject: dict[str, str], lease: str) -> None:
+def grant(api: Any, identity: str, subject: dict[str, str], lease: str,
+          claims: Iterable[tuple[str, str]] = ()) -> None:
     """Create the objects of :func:`scheduler_rbac`; ones that already exist are kept."""
     from kubernetes import utils
 
-    for obj in scheduler_rbac(identity, subject, lease):
+    for obj in scheduler_rbac(identity, subject, lease, claims):
         try:
             utils.create_from_dict(api, obj)  # type: ignore[no-untyped-call]
         except utils.FailToCreateError as e:

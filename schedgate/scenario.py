@@ -48,6 +48,7 @@ SUFFIX = ".scenario.yaml"
 PROJECT = Path(__file__).resolve().parent.parent
 # Scheduler configurations a step may start by role; the run's options may replace each file.
 ROLES = {"network-slots": "clusters/profiles/network-slots.yaml",
+         "tenant-filter": "clusters/profiles/tenant-filter.yaml",
          "extender-hard": "clusters/profiles/extender-hard.yaml",
          "extender-soft": "clusters/profiles/extender-soft.yaml"}
 OUTCOMES = ("scheduledOn", "unschedulable", "schedulingError", "untouched", "gone", "event", "metric", "wholeFreeNodes")

@@ -47,6 +47,27 @@ class SchedulerConfig:
         """The lease this scheduler holds: named after its first profile."""
         return self.profile_names[0]
 
+    def per_profile(self) -> list[SchedulerConfig]:
+        """One configuration per profile, everything else kept: to run each profile in its own process."""
+        out = []
+        for prof in self.doc["profiles"]:
+            doc = copy.deepcopy(self.doc)
+            doc["profiles"] = [copy.deepcopy(prof)]
+            out.append(SchedulerConfig(source=self.source, doc=doc, fragment=self.fragment))
+        return out
+
+    @property
+    def shared_pools(self) -> list[tuple[str, str]]:
+        """The ConfigMaps (namespace, name) NetworkSlots claims slots in (``args.sharedPool``), sorted."""
+        pools = set()
+        for prof in self.doc["profiles"]:
+            for pc in prof.get("pluginConfig") or []:
+                pool = ((pc or {}).get("args") or {}).get("sharedPool") if (pc or {}).get("name") == "NetworkSlots" \
+                    else None
+                if isinstance(pool, dict) and pool.get("namespace") and pool.get("name"):
+                    pools.add((str(pool["namespace"]), str(pool["name"])))
+        return sorted(pools)
+
     def with_extender(self, url: str) -> SchedulerConfig:
         """This configuration with every ``urlPrefix: schedgate:extender`` pointed at ``url``."""
         doc = copy.deepcopy(self.doc)

@@ -89,10 +89,38 @@ def test_every_mutant_is_a_valid_configuration_with_a_description():
         cfg = load_scheduler_config(m)
         replaces = header(m, "option", "--scheduler-config")
         assert replaces in ("--scheduler-config", "--hard-extender-config", "--soft-extender-config",
-                            "--slots-scheduler-config"), m
+                            "--slots-scheduler-config", "--tenant-scheduler-config",
+                            "--shared-slots-scheduler-config"), m
         # A mutant keeps the profile names of what it replaces, so the same scenarios run against it.
         original = {"--scheduler-config": "gpu-packing-scheduler", "--hard-extender-config": "gpu-extender-hard",
                     "--soft-extender-config": "gpu-extender-soft",
-                    "--slots-scheduler-config": "gpu-network-slots"}[replaces]
+                    "--slots-scheduler-config": "gpu-network-slots",
+                    "--tenant-scheduler-config": "tenant-scheduler",
+                    "--shared-slots-scheduler-config": "gpu-slots-a"}[replaces]
         assert original in cfg.profile_names, m
         assert m.read_text().startswith("# mutant: "), m
+
+
+def test_the_shared_slot_profiles_split_into_one_process_each_and_name_their_claim_pool():
+    cfg = load_scheduler_config(ROOT / "clusters/profiles/shared-slots.yaml")
+    parts = cfg.per_profile()
+    assert [p.profile_names for p in parts] == [["gpu-slots-a"], ["gpu-slots-b"]]
+    assert {p.lease_name for p in parts} == {"gpu-slots-a", "gpu-slots-b"}
+    assert cfg.shared_pools == [("kube-system", "schedgate-network-slot-claims")]
+    assert load_scheduler_config(ROOT / "clusters/mutants/shared-slots-no-claim.yaml").shared_pools == []
+
+
+def test_a_scheduler_claiming_slots_may_only_get_and_update_its_claim_configmap():
+    from schedgate.rbac import scheduler_rbac, user_subject
+
+    subject = user_subject("u")
+    plain = scheduler_rbac("s", subject, "lease")
+    claiming = scheduler_rbac("s", subject, "lease", [("kube-system", "claims")])
+    extra = [o for o in claiming if o not in plain]
+    role = next(o for o in extra if o["kind"] == "Role")
+    assert role["metadata"]["namespace"] == "kube-system"
+    assert role["rules"] == [{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["claims"],
+                              "verbs": ["get", "update"]}]
+    binding = next(o for o in extra if o["kind"] == "RoleBinding")
+    assert binding["roleRef"]["name"] == role["metadata"]["name"] and binding["subjects"] == [subject]
+    assert len(extra) == 2

@@ -12,12 +12,14 @@ import (
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 
 	"schedgate/pkg/networkslots"
+	"schedgate/pkg/tenantfilter"
 )
 
 // plugins lists the out-of-tree plugins compiled into this scheduler. Each
 // entry becomes available to any profile; none is enabled by default.
 var plugins = []app.Option{
 	app.WithPlugin(networkslots.Name, networkslots.New),
+	app.WithPlugin(tenantfilter.Name, tenantfilter.New),
 }
 
 func main() {

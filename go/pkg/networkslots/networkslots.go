@@ -69,6 +69,9 @@ type Args struct {
 	// HoldTimeoutSeconds is how long Permit waits for a pod annotated with
 	// the permit-hold fault before rejecting it (see hold.go). Default 30.
 	HoldTimeoutSeconds int `json:"holdTimeoutSeconds"`
+	// SharedPool, when set, makes PreBind claim the slots in a ConfigMap
+	// shared with other scheduler processes (see claim.go).
+	SharedPool *SharedPool `json:"sharedPool,omitempty"`
 }
 
 // Plugin implements NetworkSlots.
@@ -86,6 +89,8 @@ type Plugin struct {
 	timedOut sync.Map
 	// holds are the pods parked at Permit by the permit-hold fault.
 	holds *holds
+	// shared does PreBind's holds and shared-pool claims (claim.go).
+	shared *shared
 }
 
 var (
@@ -118,6 +123,9 @@ func decodeArgs(obj runtime.Object) (Args, error) {
 	if err := validateHoldTimeout(args.HoldTimeoutSeconds); err != nil {
 		return Args{}, err
 	}
+	if err := args.SharedPool.validate(); err != nil {
+		return Args{}, err
+	}
 	return args, nil
 }
 
@@ -141,6 +149,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		nodeLister: factory.Core().V1().Nodes().Lister(),
 		holds:      newHolds(h, factory.Core().V1().Pods().Lister()),
 	}
+	pl.shared = newShared(args.SharedPool, h.ClientSet(), factory.Core().V1().Pods().Lister())
 
 	// The pod informer's initial list rebuilds the ledger from bound pods;
 	// later events keep it in step with the cluster. The scheduler's pod
@@ -332,6 +341,7 @@ func (pl *Plugin) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, 
 		klog.FromContext(ctx).V(4).Info("NetworkSlots: mutant build, NOT releasing", "pod", klog.KObj(pod), "node", nodeName)
 		return
 	}
+	pl.shared.unreserve(ctx, pod)
 	pl.ledger.releaseReserved(pod.UID)
 	klog.FromContext(ctx).V(4).Info("NetworkSlots: unreserved", "pod", klog.KObj(pod), "node", nodeName)
 }
@@ -375,7 +385,7 @@ func (pl *Plugin) PreBindPreFlight(_ context.Context, _ fwk.CycleState, pod *v1.
 // has capacity for everything held on it (its annotation may have shrunk
 // since Filter). It reads the node from the informer, not the snapshot,
 // because the snapshot must not be used in the binding cycle.
-func (pl *Plugin) PreBind(_ context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
+func (pl *Plugin) PreBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) *fwk.Status {
 	if podRequest(pod) == 0 {
 		return nil
 	}
@@ -394,6 +404,9 @@ func (pl *Plugin) PreBind(_ context.Context, _ fwk.CycleState, pod *v1.Pod, node
 	}
 	if capacity, held := nodeCapacity(node), pl.ledger.held(nodeName); capacity < held {
 		return fwk.NewStatus(fwk.Error, fmt.Sprintf("NetworkSlots PreBind: node %s has %d network slots but %d are held", nodeName, capacity, held))
+	}
+	if s := pl.shared.prebind(ctx, pl, pod, node); !s.IsSuccess() {
+		return s
 	}
 	return nil
 }
@@ -481,6 +494,7 @@ func (pl *Plugin) onPodDelete(logger klog.Logger, obj interface{}) {
 	}
 	pl.timedOut.Delete(pod.UID)
 	pl.forgetHold(pod.UID)
+	pl.shared.podGone(logger, pod)
 	if _, held := pl.ledger.get(pod.UID); held {
 		pl.ledger.release(pod.UID)
 		logger.V(4).Info("NetworkSlots: pod deleted, released", "pod", klog.KObj(pod))
