@@ -143,7 +143,8 @@ class Cluster:
         back = datetime.now(UTC)
         restarted = []
         for s in distinct(self.schedulers):
-            if self._renewed_or_exited(s, back, settle):
+            # died(): also one whose own supervisor restarted it already (kind: a container restart).
+            if self._renewed_or_exited(s, back, settle) and not s.died():
                 continue
             s.start()
             restarted.append(s.name)

@@ -96,3 +96,11 @@ def test_every_mutant_is_a_valid_configuration_with_a_description():
                     "--slots-scheduler-config": "gpu-network-slots"}[replaces]
         assert original in cfg.profile_names, m
         assert m.read_text().startswith("# mutant: "), m
+
+
+def test_renamed_gives_every_profile_and_so_the_lease_a_suffix() -> None:
+    cfg = parse_scheduler_config({"profiles": [{"schedulerName": "a"}, {"schedulerName": "b"}]})
+    renamed = cfg.renamed("-slow-api")
+    assert renamed.profile_names == ["a-slow-api", "b-slow-api"]
+    assert renamed.lease_name == "a-slow-api"
+    assert cfg.profile_names == ["a", "b"]  # the original is unchanged
