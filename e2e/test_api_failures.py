@@ -8,6 +8,9 @@ placed once it is back, and only where the cluster now allows. A scheduler
 killed mid-run and restarted takes its lease back and places what waited,
 once each; killed and not restarted, its pods stay untouched — no other
 scheduler picks them up.
+
+One property the real scheduler does not keep is recorded as an expected
+failure: binds whose answers are lost with the connection can overcommit a node.
 """
 
 from __future__ import annotations
@@ -19,10 +22,10 @@ from typing import Any
 import pytest
 
 from schedgate import scheduled_on, unschedulable, wait_for
-from schedgate.builders import Pod
+from schedgate.builders import Pod, make_pod
 from schedgate.cluster import Cluster
 from schedgate.events import EventLog
-from schedgate.gpu import DEFAULT, PACKING, gpu_pod, make_pod
+from schedgate.gpu import DEFAULT, PACKING, gpu_pod
 from schedgate.scheduler import Scheduler
 from schedgate.waits import MATCH, Check, fail, pending, pod_condition, wait_for_items
 
