@@ -64,6 +64,12 @@ class Cluster:
     api_only_nodes: bool = True
     # Kubelet-backed nodes (kind): how to bring back a deleted Node (restart its kubelet).
     node_restarter: Callable[[str], None] | None = None
+    # Stop the API server and start it again on the same address and data; returns the seconds it was gone.
+    apiserver_restarter: Callable[[], float] | None = None
+    # Where schedgate reaches the API server (host, port), for a proxy in front of it (schedgate.apiproxy).
+    api_endpoint: tuple[str, int] | None = None
+    # Start a scheduler whose kubeconfig names another API server address (a proxy's https://host:port).
+    routed_launcher: Callable[[SchedulerConfig, Path | None, str], Scheduler] | None = None
     # Kubelet-backed nodes of another size than defined: pod cpu/memory requests are multiplied by these.
     resource_scale: dict[str, float] = field(default_factory=dict)
     # The address schedgate's own servers (the extender) listen on, as the schedulers reach it.
@@ -105,14 +111,60 @@ class Cluster:
         """
         return len(self.node_names) + 1 + len(self.extra_nodes)
 
-    def start_scheduler(self, config: SchedulerConfig, binary: Path | None = None) -> Scheduler:
-        """Start another scheduler process for ``config``'s profiles, with its own identity and lease."""
+    def start_scheduler(self, config: SchedulerConfig, binary: Path | None = None, *,
+                        api_server: str | None = None) -> Scheduler:
+        """Start another scheduler process for ``config``'s profiles, with its own identity and lease.
+
+        With ``api_server`` (``https://host:port``, e.g. an :class:`~schedgate.apiproxy.ApiProxy`), its
+        kubeconfig names that address instead of the API server's own, with the same credentials and CA.
+        """
         if self.launcher is None:
             raise ComponentError(f"the {self.provider} provider cannot start more schedulers")
         taken = sorted(set(config.profile_names) & set(self.schedulers))
         if taken:
             raise ComponentError(f"profile(s) {taken} are already served by a running scheduler")
-        return self.launcher(config, binary)
+        if api_server is None:
+            return self.launcher(config, binary)
+        if self.routed_launcher is None:
+            raise ComponentError(f"the {self.provider} provider cannot point a scheduler at another API address")
+        return self.routed_launcher(config, binary, api_server)
+
+    def restart_apiserver(self, settle: float = 20.0) -> tuple[float, list[str]]:
+        """Stop the API server and start it again (same address, same data).
+
+        A kube-scheduler that cannot renew its lease within ``renewDeadline`` (10 s by default) exits
+        ("Leaderelection lost") for its supervisor to restart it. After the API server is back, each
+        scheduler is watched until it has renewed its lease or exited; one that exited is restarted,
+        as its supervisor would. Returns the seconds the API server was gone and the schedulers restarted.
+        """
+        if self.apiserver_restarter is None:
+            raise ComponentError(f"the {self.provider} provider cannot restart its API server")
+        down = self.apiserver_restarter()
+        back = datetime.now(UTC)
+        restarted = []
+        for s in distinct(self.schedulers):
+            # died(): also one whose own supervisor restarted it already (kind: a container restart).
+            if self._renewed_or_exited(s, back, settle) and not s.died():
+                continue
+            s.start()
+            restarted.append(s.name)
+        return down, restarted
+
+    def _renewed_or_exited(self, s: Scheduler, since: datetime, timeout: float) -> bool:
+        """True once ``s`` renewed its lease after ``since``; False once it has exited."""
+
+        def settled(items: list[dict[str, Any]]) -> Check:
+            if s.is_down():
+                return MATCH
+            for i in items:
+                renew = (i.get("spec") or {}).get("renewTime") or ""
+                if renew and datetime.fromisoformat(renew.replace("Z", "+00:00")) >= since:
+                    return MATCH
+            return pending(f"scheduler {s.name} has not renewed its lease since {since:%H:%M:%S}")
+
+        wait_for_items(_Lease(self, s.name, health=False), settled,
+                       f"lease {s.name} renewed or its scheduler exited", timeout)
+        return not s.is_down()
 
     def stop_scheduler(self, proc: Scheduler) -> None:
         if self.retirer is not None:
@@ -156,6 +208,35 @@ class Cluster:
         if self.apply_nodes() or revived:
             self.sync_schedulers()
         return revived
+
+    # -- leader election ---------------------------------------------------
+    def lease_holder(self, lease: str) -> str | None:
+        """The identity holding a scheduler's leader-election lease (``None`` if free or absent)."""
+        from schedgate.schedconfig import LEASE_NAMESPACE
+
+        try:
+            doc = read_json(k8s.CoordinationV1Api(self.api).read_namespaced_lease, lease, LEASE_NAMESPACE)
+        except ApiException as e:
+            if e.status == 404:
+                return None
+            raise
+        holder: str | None = (doc.get("spec") or {}).get("holderIdentity") or None
+        return holder
+
+    def wait_lease_taken(self, lease: str, *, not_by: str | None, timeout: float = 60.0) -> str:
+        """Wait until someone other than ``not_by`` holds ``lease`` (watched); returns the new holder."""
+        found: list[str] = []
+
+        def taken(items: list[dict[str, Any]]) -> Check:
+            for i in items:
+                holder = (i.get("spec") or {}).get("holderIdentity")
+                if holder and holder != not_by:
+                    found.append(holder)
+                    return MATCH
+            return pending(f"held by {not_by!r}")
+
+        wait_for_items(_Lease(self, lease), taken, f"lease {lease} held by a new identity", timeout)
+        return found[0]
 
     # -- pods --------------------------------------------------------------
     def read_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
@@ -243,6 +324,11 @@ class Cluster:
         # patch capacity only and wait for the kubelet's allocatable, proof that it works from the new value.
         self.core.patch_node_status(node, {"status": {"capacity": {GPU: str(count)}}}, _content_type=_MERGE)
         self._wait_allocatable(node, {GPU: str(count)})
+
+    def cordon(self, node: str) -> None:
+        """Mark the node unschedulable (``kubectl cordon``); undone before the next test."""
+        self._touch(node, "node", "cordoned")
+        self.core.patch_node(node, {"spec": {"unschedulable": True}}, _content_type=_MERGE)
 
     def delete_node(self, node: str) -> None:
         self._touch(node, "node", "deleted")
@@ -426,6 +512,28 @@ class _Nodes:
 
     def check_health(self) -> None:
         return None
+
+
+@dataclass
+class _Lease:
+    """One leader-election lease, as a collection ``wait_for_items`` can list and watch."""
+
+    cluster: Cluster
+    name: str
+    health: bool = True  # fail the wait when a component dies
+
+    def describe(self) -> str:
+        return f"lease {self.name}"
+
+    def list_call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+        from schedgate.schedconfig import LEASE_NAMESPACE
+
+        return (k8s.CoordinationV1Api(self.cluster.api).list_namespaced_lease, (LEASE_NAMESPACE,),
+                {"field_selector": f"metadata.name={self.name}"})
+
+    def check_health(self) -> None:
+        if self.health:
+            self.cluster.check_health()
 
 
 def _taint_set(taints: list[dict[str, Any]]) -> set[tuple[str, str, str]]:

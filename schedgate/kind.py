@@ -680,6 +680,7 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
                           extra_nodes=(f"{name}-control-plane",))
         containers = node_container_map(tools, name, core)
         cluster.node_restarter = lambda node: restart_kubelet(tools, containers[node])
+        cluster.apiserver_restarter = lambda: restart_apiserver(tools, containers[f"{name}-control-plane"], api)
         cluster.export_logs = lambda dest: tools.run("kind", "export", "logs", str(dest), "--name", name,
                                                      check=False, timeout=300)
         cluster.resource_scale = resource_scale(req.definition, _smallest_worker(core, req.definition))
@@ -836,3 +837,37 @@ def node_container_map(tools: KindTools, name: str, core: Any) -> dict[str, str]
 def restart_kubelet(tools: KindTools, container: str) -> None:
     """Restart a node's kubelet: it re-registers a deleted Node object and re-reads its capacity."""
     tools.run("docker", "exec", container, "systemctl", "restart", "kubelet", what=f"restart kubelet on {container}")
+
+
+def restart_apiserver(tools: KindTools, container: str, api: Any) -> float:
+    """Stop the control plane's kube-apiserver container; its kubelet starts the static pod's container again.
+
+    Returns the seconds from the stop until a new container runs and ``/readyz`` answers through the
+    host-mapped port. (Written for kind; not run on this development machine, see README.)
+    """
+
+    def running() -> list[str]:
+        out = tools.run("docker", "exec", container, "crictl", "ps", "-q", "--name", "kube-apiserver",
+                        "--state", "running", check=False, timeout=30)
+        return out.stdout.split() if out.returncode == 0 else []
+
+    before = running()
+    if not before:
+        raise ComponentError(f"no running kube-apiserver container on {container} (crictl ps)")
+    t0 = time.monotonic()
+    tools.run("docker", "exec", container, "crictl", "stop", *before, timeout=120,
+              what=f"crictl stop kube-apiserver on {container}")
+
+    def ready() -> bool:
+        now = running()
+        if not now or set(now) & set(before):
+            return False
+        try:
+            body = api.call_api("/readyz", "GET", auth_settings=["BearerToken"], response_type="str",
+                                _return_http_data_only=True, _request_timeout=2)
+        except Exception:  # noqa: BLE001 — not serving yet
+            return False
+        return str(body).strip() == "ok"
+
+    wait_until(ready, f"kube-apiserver on {container} back after crictl stop", 180)
+    return time.monotonic() - t0

@@ -140,15 +140,35 @@ class LocalControlPlane:
         self.timings["schedulers+controllers"] = time.monotonic() - t0
         return [default, under_test]
 
-    def add_scheduler(self, config: SchedulerConfig, binary: Path) -> SchedulerProcess:
-        """Start one more scheduler, under its own user, while the cluster runs."""
+    def add_scheduler(self, config: SchedulerConfig, binary: Path, server: str | None = None) -> SchedulerProcess:
+        """Start one more scheduler, under its own user, while the cluster runs.
+
+        ``server`` (``https://host:port``) replaces the API server's address in its kubeconfig, e.g. a
+        proxy in front of it; the serving certificate is still checked, under its own name.
+        """
         lease = config.lease_name
         identity = "sched-" + "".join(c if c.isalnum() or c == "-" else "-" for c in lease)
         self._pki([f"{identity}={under_test_user(lease)}"])
-        self._write_kubeconfig(identity)
+        self._write_kubeconfig(identity, server)
         proc = self.scheduler(config, binary, identity, lease)
         proc.start()
         return proc
+
+    def restart_api(self) -> float:
+        """Kill kube-apiserver and start it again with the same flags (port, etcd, certificates).
+
+        Returns the seconds from the stop to ``/readyz`` answering again. Clients (schedulers,
+        controllers, the harness) keep their addresses: they reconnect, re-list and re-watch.
+        """
+        old = self.procs["kube-apiserver"]
+        t0 = time.monotonic()
+        old.kill()  # as a crash would: no graceful drain, the shortest outage
+        api = self.run.start("kube-apiserver", old.argv)
+        self.procs["kube-apiserver"] = api
+        ctx = tls_context(self.pki / "ca.crt", self.pki / f"{ADMIN}.crt", self.pki / f"{ADMIN}.key")
+        wait_ready(api, probe("127.0.0.1", self.api_port, "/readyz", ctx), 60,
+                   f"GET https://127.0.0.1:{self.api_port}/readyz after a restart")
+        return time.monotonic() - t0
 
     def remove_scheduler(self, proc: Scheduler) -> None:
         proc.stop()
@@ -164,12 +184,15 @@ class LocalControlPlane:
     def kubeconfig(self, identity: str) -> Path:
         return self.run.path / f"{identity}.kubeconfig"
 
-    def _write_kubeconfig(self, identity: str) -> None:
+    def _write_kubeconfig(self, identity: str, server: str | None = None) -> None:
         pki = self.pki
+        cluster: dict[str, str] = {"server": server or f"https://127.0.0.1:{self.api_port}",
+                                   "certificate-authority": str(pki / "ca.crt")}
+        if server:
+            cluster["tls-server-name"] = "localhost"  # a SAN of the serving certificate, whatever the proxy's address
         doc = {
             "apiVersion": "v1", "kind": "Config",
-            "clusters": [{"name": "schedgate", "cluster": {
-                "server": f"https://127.0.0.1:{self.api_port}", "certificate-authority": str(pki / "ca.crt")}}],
+            "clusters": [{"name": "schedgate", "cluster": cluster}],
             "users": [{"name": identity, "user": {
                 "client-certificate": str(pki / f"{identity}.crt"), "client-key": str(pki / f"{identity}.key")}}],
             "contexts": [{"name": "schedgate", "context": {"cluster": "schedgate", "user": identity}}],

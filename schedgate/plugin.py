@@ -27,6 +27,7 @@ from schedgate.fixtures import (  # noqa: F401  (fixtures)
     report,
     schedgate_session,
     schedulers,
+    slow_api,
 )
 from schedgate.fixtures.cluster import started_of
 from schedgate.options import add_options, request_from

@@ -76,6 +76,13 @@ class SchedulerConfig:
                 ext["urlPrefix"] = url
         return SchedulerConfig(source=self.source, doc=doc, fragment=self.fragment)
 
+    def renamed(self, suffix: str) -> SchedulerConfig:
+        """This configuration with every profile's ``schedulerName`` ending in ``suffix`` (so its own lease)."""
+        doc = copy.deepcopy(self.doc)
+        for prof in doc["profiles"]:
+            prof["schedulerName"] = f"{prof['schedulerName']}{suffix}"
+        return SchedulerConfig(source=f"{self.source} (profiles renamed *{suffix})", doc=doc, fragment=self.fragment)
+
     def effective(self, kubeconfig: str, lease: str | None = None) -> EffectiveConfig:
         """The configuration the scheduler is started with, and what was replaced."""
         doc = copy.deepcopy(self.doc)

@@ -124,3 +124,11 @@ def test_a_scheduler_claiming_slots_may_only_get_and_update_its_claim_configmap(
     binding = next(o for o in extra if o["kind"] == "RoleBinding")
     assert binding["roleRef"]["name"] == role["metadata"]["name"] and binding["subjects"] == [subject]
     assert len(extra) == 2
+
+
+def test_renamed_gives_every_profile_and_so_the_lease_a_suffix() -> None:
+    cfg = parse_scheduler_config({"profiles": [{"schedulerName": "a"}, {"schedulerName": "b"}]})
+    renamed = cfg.renamed("-slow-api")
+    assert renamed.profile_names == ["a-slow-api", "b-slow-api"]
+    assert renamed.lease_name == "a-slow-api"
+    assert cfg.profile_names == ["a", "b"]  # the original is unchanged
