@@ -263,6 +263,7 @@ class PodScheduler:
     port: int = SECURE_PORT
     expected_exit: bool = False
     _restarts: int = 0
+    server: str | None = None  # reach the API server here (e.g. through a proxy) instead of in-cluster
 
     @property
     def profiles(self) -> list[str]:
@@ -287,9 +288,11 @@ class PodScheduler:
     def manifests(self) -> list[dict[str, Any]]:
         labels = {"app.kubernetes.io/name": "schedgate-scheduler", "schedgate.io/scheduler": self.name,
                   "app.kubernetes.io/managed-by": "schedgate"}
-        cm = {"apiVersion": "v1", "kind": "ConfigMap",
+        cm: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap",
               "metadata": {"name": self.deployment, "namespace": SCHEDULER_NAMESPACE, "labels": labels},
               "data": {"config.yaml": yaml.safe_dump(self.effective.doc, sort_keys=False)}}
+        if self.server:
+            cm["data"]["kubeconfig"] = yaml.safe_dump(routed_kubeconfig(self.server), sort_keys=False)
         sa = {"apiVersion": "v1", "kind": "ServiceAccount",
               "metadata": {"name": self.deployment, "namespace": SCHEDULER_NAMESPACE, "labels": labels}}
         container = {
@@ -559,6 +562,20 @@ def preflight(req: Any, reuse: bool) -> str | None:
     return name
 
 
+ROUTED_KUBECONFIG = "/etc/schedgate/kubeconfig"
+_SA = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def routed_kubeconfig(server: str) -> dict[str, Any]:
+    """A kubeconfig with the pod's own service-account credentials that reaches the API server at
+    ``server`` (e.g. a proxy on the Docker host); ``kubernetes`` is a name the serving certificate carries."""
+    return {"apiVersion": "v1", "kind": "Config", "current-context": "routed",
+            "clusters": [{"name": "routed", "cluster": {"server": server, "certificate-authority": f"{_SA}/ca.crt",
+                                                        "tls-server-name": "kubernetes"}}],
+            "users": [{"name": "sa", "user": {"tokenFile": f"{_SA}/token"}}],
+            "contexts": [{"name": "routed", "context": {"cluster": "routed", "user": "sa"}}]}
+
+
 def pause_image(tools: KindTools) -> str:
     """The sandbox image every node holds (kubeadm's pinned pause): what scenario pods run."""
     assert tools.bin_dir is not None
@@ -645,15 +662,15 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
 
         ports: list[int] = []
 
-        def launch(config: Any, binary: Path | None) -> PodScheduler:
+        def launch(config: Any, binary: Path | None, server: str | None = None) -> PodScheduler:
             img = sched_image if binary is None else _scheduler_image(tools, Path(binary))
             if binary is not None:
                 _load_image(tools, name, img)
             lease = config.lease_name
-            effective = config.effective(kubeconfig="", lease=lease)
+            effective = config.effective(kubeconfig=ROUTED_KUBECONFIG if server else "", lease=lease)
             path = effective.write(run.path / f"{lease}.config.yaml")
             s = PodScheduler(name=lease, config=config, effective=effective, config_path=path, image=img, api=api,
-                             node=node, run_dir=run.path / "logs", port=FIRST_PORT + len(ports))
+                             node=node, run_dir=run.path / "logs", port=FIRST_PORT + len(ports), server=server)
             ports.append(s.port)
             grant(api, f"sa-{lease}", s.subject(), lease, config.shared_pools)
             s.start()
@@ -677,7 +694,8 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
                                               if not isinstance(s, StaticScheduler)],
                           launcher=launch, retirer=retire, api_only_nodes=False, timings=timings,
                           pod_image=pause_image(tools), extender_host=docker_gateway(tools),
-                          extra_nodes=(f"{name}-control-plane",))
+                          extra_nodes=(f"{name}-control-plane",), routed_launcher=launch,
+                          api_endpoint=(_internal_ip(core, node), 6443))
         containers = node_container_map(tools, name, core)
         cluster.node_restarter = lambda node: restart_kubelet(tools, containers[node])
         cluster.apiserver_restarter = lambda: restart_apiserver(tools, containers[f"{name}-control-plane"], api)
@@ -712,6 +730,14 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
             run.close()
 
     return Started(cluster=cluster, stop=stop, run_dir=run.path, reaped=reaped)
+
+
+def _internal_ip(core: Any, node: str) -> str:
+    """A node's address on kind's Docker network (where the host reaches its API server directly)."""
+    for a in core.read_node(node).status.addresses or []:
+        if a.type == "InternalIP":
+            return str(a.address)
+    raise ComponentError(f"node {node} reports no InternalIP")
 
 
 def _smallest_worker(core: Any, definition: ClusterDefinition) -> dict[str, float]:
