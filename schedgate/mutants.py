@@ -6,7 +6,9 @@ the profile under test (``--scheduler-config``) unless a ``# option: --NAME``
 line names another option that takes a configuration file (for example
 ``--hard-extender-config``). A ``# binary: NAME`` line names a broken
 kube-scheduler build (see ``MUTANT_BUILDS`` in :mod:`schedgate.toolchain`)
-that runs as the scheduler under test. The suite runs
+that runs as the scheduler under test. A ``# caught-by: FILE ...`` line
+names the scenario files that must catch it: ``--focused`` (what CI runs)
+runs the mutant against those alone. The suite runs
 once with the correct configuration, which must pass, and once per mutant,
 which must fail. A mutant counts as caught only when a scenario fails on an
 assertion in its test body: a scheduler that refuses to start, or an error in
@@ -90,7 +92,12 @@ def describe(path: Path) -> str:
     return header(path, "mutant", "(no '# mutant:' line)")
 
 
-def run_suite(config: Path, suite: str, extra: list[str]) -> Result:
+def caught_by(path: Path) -> list[str]:
+    """The scenario files a mutant's ``# caught-by:`` line names (what ``--focused`` runs it against)."""
+    return header(path, "caught-by", "").split()
+
+
+def run_suite(config: Path, suite: str | list[str], extra: list[str]) -> Result:
     with tempfile.TemporaryDirectory(prefix="schedgate-mutant-") as tmp:
         report = Path(tmp) / "failures.jsonl"
         env = dict(os.environ, **{_REPORT_ENV: str(report)})
@@ -98,7 +105,8 @@ def run_suite(config: Path, suite: str, extra: list[str]) -> Result:
         binary = header(config, "binary", "")
         if binary:  # a broken build: run it as the scheduler under test
             extra = [f"--scheduler-binary={ensure_binaries(None).path(binary)}", *extra]
-        cmd = [sys.executable, "-m", "pytest", suite, f"{option}={config}", "-p", "schedgate.mutants",
+        suites = [suite] if isinstance(suite, str) else suite
+        cmd = [sys.executable, "-m", "pytest", *suites, f"{option}={config}", "-p", "schedgate.mutants",
                "-q", "-p", "no:cacheprovider", "--no-header", "--artifacts-on", "never", *extra]
         started = time.monotonic()
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -126,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--correct", default="clusters/profiles/gpu-packing-scheduler.yaml",
                     help="the configuration that must pass")
     ap.add_argument("--only", action="append", default=[], help="run only this mutant (file stem); repeatable")
+    ap.add_argument("--focused", action="store_true",
+                    help="run each mutant only against the files its '# caught-by:' line names (the baseline "
+                         "still runs the whole suite); fast enough for every CI run")
     ap.add_argument("-v", "--verbose", action="store_true", help="list every test that caught each mutant")
     args = ap.parse_args(argv)
 
@@ -145,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"baseline  passes {args.correct} ({baseline.seconds:.0f}s)")
     caught = 0
     for m in mutants:
-        r = run_suite(m, args.suite, extra)
+        r = run_suite(m, (caught_by(m) or args.suite) if args.focused else args.suite, extra)
         if r.caught:
             caught += 1
             more = f" (+{len(r.catching) - 1} more)" if len(r.catching) > 1 else ""

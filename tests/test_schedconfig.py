@@ -101,6 +101,15 @@ def test_every_mutant_is_a_valid_configuration_with_a_description():
         assert m.read_text().startswith("# mutant: "), m
 
 
+def test_every_mutant_names_existing_scenario_files_that_catch_it():
+    from schedgate.mutants import caught_by
+
+    for m in sorted((ROOT / "clusters" / "mutants").glob("*.yaml")):
+        files = caught_by(m)
+        assert files, f"{m.name}: no '# caught-by:' line"
+        assert all((ROOT / f).is_file() and f.startswith("e2e/") for f in files), (m.name, files)
+
+
 def test_the_shared_slot_profiles_split_into_one_process_each_and_name_their_claim_pool():
     cfg = load_scheduler_config(ROOT / "clusters/profiles/shared-slots.yaml")
     parts = cfg.per_profile()
