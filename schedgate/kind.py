@@ -264,6 +264,7 @@ class PodScheduler:
     expected_exit: bool = False
     _restarts: int = 0
     server: str | None = None  # reach the API server here (e.g. through a proxy) instead of in-cluster
+    crash: Any = None  # (pod name) -> None: SIGKILL the pod's containers, as a crash (no lease release)
 
     @property
     def profiles(self) -> list[str]:
@@ -416,8 +417,13 @@ class PodScheduler:
         wait_until(lambda: not self._pods(), f"scheduler {self.name} pods gone", 120)
 
     def kill(self) -> None:
+        """A crash that is not restarted: SIGKILL first (a terminated scheduler would release its lease,
+        a killed one leaves it to expire), then no replica and the pod gone."""
         self.expected_exit = True
         self.save_log()
+        if self.crash is not None:
+            for p in self._pods():
+                self.crash(p["metadata"]["name"])
         self._scale(0)
         for p in self._pods():
             self._core().delete_namespaced_pod(p["metadata"]["name"], SCHEDULER_NAMESPACE, grace_period_seconds=0)
@@ -671,6 +677,7 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
             path = effective.write(run.path / f"{lease}.config.yaml")
             s = PodScheduler(name=lease, config=config, effective=effective, config_path=path, image=img, api=api,
                              node=node, run_dir=run.path / "logs", port=FIRST_PORT + len(ports), server=server)
+            s.crash = lambda pod: kill_pod_containers(tools, node, SCHEDULER_NAMESPACE, pod)
             ports.append(s.port)
             grant(api, f"sa-{lease}", s.subject(), lease, config.shared_pools)
             s.start()
@@ -860,6 +867,18 @@ def node_container_map(tools: KindTools, name: str, core: Any) -> dict[str, str]
     return out
 
 
+def kill_pod_containers(tools: KindTools, container: str, namespace: str, pod: str) -> None:
+    """SIGKILL every container of a pod on node ``container`` (``crictl stop --timeout 0``)."""
+    def crictl(*argv: str) -> list[str]:
+        return tools.run("docker", "exec", container, "crictl", *argv, what=f"crictl {argv[0]} on {container}",
+                         timeout=60).stdout.split()
+
+    for sandbox in crictl("pods", "-q", "--name", pod, "--namespace", namespace):
+        ids = crictl("ps", "-q", "--pod", sandbox)
+        if ids:
+            crictl("stop", "--timeout", "0", *ids)
+
+
 def restart_kubelet(tools: KindTools, container: str) -> None:
     """Restart a node's kubelet: it re-registers a deleted Node object and re-reads its capacity."""
     tools.run("docker", "exec", container, "systemctl", "restart", "kubelet", what=f"restart kubelet on {container}")
@@ -869,7 +888,7 @@ def restart_apiserver(tools: KindTools, container: str, api: Any) -> float:
     """Stop the control plane's kube-apiserver container; its kubelet starts the static pod's container again.
 
     Returns the seconds from the stop until a new container runs and ``/readyz`` answers through the
-    host-mapped port. (Written for kind; not run on this development machine, see README.)
+    host-mapped port.
     """
 
     def running() -> list[str]:
@@ -889,11 +908,11 @@ def restart_apiserver(tools: KindTools, container: str, api: Any) -> float:
         if not now or set(now) & set(before):
             return False
         try:
-            body = api.call_api("/readyz", "GET", auth_settings=["BearerToken"], response_type="str",
-                                _return_http_data_only=True, _request_timeout=2)
+            r = api.call_api("GET", f"{api.configuration.host}/readyz", _request_timeout=2)
+            r.read()
         except Exception:  # noqa: BLE001 — not serving yet
             return False
-        return str(body).strip() == "ok"
+        return bool(r.status == 200 and r.data.strip() == b"ok")
 
     wait_until(ready, f"kube-apiserver on {container} back after crictl stop", 180)
     return time.monotonic() - t0
