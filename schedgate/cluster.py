@@ -59,7 +59,7 @@ class Cluster:
     kubernetes_version: str
     schedulers: Mapping[str, Scheduler]
     components: Callable[[], Sequence[Component]]
-    launcher: Callable[[SchedulerConfig, Path | None], Scheduler] | None = None
+    launcher: Callable[[SchedulerConfig, Path | None, str | None], Scheduler] | None = None
     retirer: Callable[[Scheduler], None] | None = None
     api_only_nodes: bool = True
     # Kubelet-backed nodes (kind): how to bring back a deleted Node (restart its kubelet).
@@ -68,8 +68,6 @@ class Cluster:
     apiserver_restarter: Callable[[], float] | None = None
     # Where schedgate reaches the API server (host, port), for a proxy in front of it (schedgate.apiproxy).
     api_endpoint: tuple[str, int] | None = None
-    # Start a scheduler whose kubeconfig names another API server address (a proxy's https://host:port).
-    routed_launcher: Callable[[SchedulerConfig, Path | None, str], Scheduler] | None = None
     # Kubelet-backed nodes of another size than defined: pod cpu/memory requests are multiplied by these.
     resource_scale: dict[str, float] = field(default_factory=dict)
     # The address schedgate's own servers (the extender) listen on, as the schedulers reach it.
@@ -123,11 +121,7 @@ class Cluster:
         taken = sorted(set(config.profile_names) & set(self.schedulers))
         if taken:
             raise ComponentError(f"profile(s) {taken} are already served by a running scheduler")
-        if api_server is None:
-            return self.launcher(config, binary)
-        if self.routed_launcher is None:
-            raise ComponentError(f"the {self.provider} provider cannot point a scheduler at another API address")
-        return self.routed_launcher(config, binary, api_server)
+        return self.launcher(config, binary, api_server)
 
     def restart_apiserver(self, settle: float = 20.0) -> tuple[float, list[str]]:
         """Stop the API server and start it again (same address, same data).

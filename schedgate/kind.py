@@ -701,7 +701,7 @@ def start_kind(req: Any, reaped: list[str], out: Any, reuse: bool = False) -> An
                                               if not isinstance(s, StaticScheduler)],
                           launcher=launch, retirer=retire, api_only_nodes=False, timings=timings,
                           pod_image=pause_image(tools), extender_host=docker_gateway(tools),
-                          extra_nodes=(f"{name}-control-plane",), routed_launcher=launch,
+                          extra_nodes=(f"{name}-control-plane",),
                           api_endpoint=(_internal_ip(core, node), 6443))
         containers = node_container_map(tools, name, core)
         cluster.node_restarter = lambda node: restart_kubelet(tools, containers[node])
@@ -867,16 +867,20 @@ def node_container_map(tools: KindTools, name: str, core: Any) -> dict[str, str]
     return out
 
 
+def crictl(tools: KindTools, container: str, *argv: str, check: bool = True) -> list[str]:
+    """``crictl`` on node ``container``: its output's words (container or sandbox IDs); [] if it failed
+    unchecked."""
+    out = tools.run("docker", "exec", container, "crictl", *argv, what=f"crictl {argv[0]} on {container}",
+                    timeout=120, check=check)
+    return out.stdout.split() if out.returncode == 0 else []
+
+
 def kill_pod_containers(tools: KindTools, container: str, namespace: str, pod: str) -> None:
     """SIGKILL every container of a pod on node ``container`` (``crictl stop --timeout 0``)."""
-    def crictl(*argv: str) -> list[str]:
-        return tools.run("docker", "exec", container, "crictl", *argv, what=f"crictl {argv[0]} on {container}",
-                         timeout=60).stdout.split()
-
-    for sandbox in crictl("pods", "-q", "--name", pod, "--namespace", namespace):
-        ids = crictl("ps", "-q", "--pod", sandbox)
+    for sandbox in crictl(tools, container, "pods", "-q", "--name", pod, "--namespace", namespace):
+        ids = crictl(tools, container, "ps", "-q", "--pod", sandbox)
         if ids:
-            crictl("stop", "--timeout", "0", *ids)
+            crictl(tools, container, "stop", "--timeout", "0", *ids)
 
 
 def restart_kubelet(tools: KindTools, container: str) -> None:
@@ -892,16 +896,13 @@ def restart_apiserver(tools: KindTools, container: str, api: Any) -> float:
     """
 
     def running() -> list[str]:
-        out = tools.run("docker", "exec", container, "crictl", "ps", "-q", "--name", "kube-apiserver",
-                        "--state", "running", check=False, timeout=30)
-        return out.stdout.split() if out.returncode == 0 else []
+        return crictl(tools, container, "ps", "-q", "--name", "kube-apiserver", "--state", "running", check=False)
 
     before = running()
     if not before:
         raise ComponentError(f"no running kube-apiserver container on {container} (crictl ps)")
     t0 = time.monotonic()
-    tools.run("docker", "exec", container, "crictl", "stop", *before, timeout=120,
-              what=f"crictl stop kube-apiserver on {container}")
+    crictl(tools, container, "stop", *before)
 
     def ready() -> bool:
         now = running()

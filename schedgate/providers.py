@@ -111,21 +111,16 @@ def _start_local(req: ClusterRequest, bins: Binaries, reaped: list[str], out: Te
         lease = req.scheduler_config.lease_name
         grant(api, lease, user_subject(under_test_user(lease)), lease, req.scheduler_config.shared_pools)
 
-        def launch(config: SchedulerConfig, binary: Path | None) -> SchedulerProcess:
+        def launch(config: SchedulerConfig, binary: Path | None, server: str | None = None) -> SchedulerProcess:
             lease = config.lease_name
             grant(api, lease, user_subject(under_test_user(lease)), lease, config.shared_pools)
-            return cp.add_scheduler(config, Path(binary or req.scheduler_binary or bins.kube_scheduler))
-
-        def launch_routed(config: SchedulerConfig, binary: Path | None, server: str) -> SchedulerProcess:
-            lease = config.lease_name
-            grant(api, lease, user_subject(under_test_user(lease)), lease)
             return cp.add_scheduler(config, Path(binary or req.scheduler_binary or bins.kube_scheduler), server)
 
         cluster = Cluster(provider="local", definition=req.definition, kubeconfig=cp.admin_kubeconfig, api=api,
                           kubernetes_version=bins.kubernetes_version, schedulers=cp.schedulers,
                           components=cp.components, launcher=launch, retirer=cp.remove_scheduler,
                           api_only_nodes=True, timings=cp.timings, apiserver_restarter=cp.restart_api,
-                          api_endpoint=("127.0.0.1", cp.api_port), routed_launcher=launch_routed)
+                          api_endpoint=("127.0.0.1", cp.api_port))
         t_nodes = time.monotonic()
         cluster.apply_nodes()
         cp.timings["nodes"] = time.monotonic() - t_nodes

@@ -62,8 +62,9 @@ class SchedulerConfig:
         pools = set()
         for prof in self.doc["profiles"]:
             for pc in prof.get("pluginConfig") or []:
-                pool = ((pc or {}).get("args") or {}).get("sharedPool") if (pc or {}).get("name") == "NetworkSlots" \
-                    else None
+                if (pc or {}).get("name") != "NetworkSlots":
+                    continue
+                pool = ((pc or {}).get("args") or {}).get("sharedPool")
                 if isinstance(pool, dict) and pool.get("namespace") and pool.get("name"):
                     pools.add((str(pool["namespace"]), str(pool["name"])))
         return sorted(pools)
