@@ -185,8 +185,8 @@ class Validator:
                          allowed=("name", "count", "labels", "taints", "capacity", "allocatable"))
         name = self.dns_label(m["name"], f"{where}.name")
         count = m["count"]
-        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-            self.fail(f"{where}.count", f"must be a whole number >= 1, got {count!r}")
+        if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= _MAX_NODES:
+            self.fail(f"{where}.count", f"must be a whole number from 1 to {_MAX_NODES}, got {str(count)[:40]}")
         labels = self.labels(m.get("labels") or {}, f"{where}.labels")
         taints = self.taints(m.get("taints") or [], f"{where}.taints")
         capacity = self.resources(m["capacity"], f"{where}.capacity")

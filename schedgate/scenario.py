@@ -57,6 +57,14 @@ EXTENDER_KINDS = ("hard", "soft")
 TEMPLATE_FIELDS = ("gpus", "cpu", "memory", "requests", "scheduler", "requireLabels", "forbidLabels",
                    "tolerations", "labels", "annotations", "node", "priorityClass")
 DEFAULT_TIMEOUT = 30.0
+MAX_SECONDS = 3600.0     # any timeout or latency
+MAX_WHOLE = 1_000_000    # any other count (GPUs, slots)
+MAX_PODS = 10_000        # pods one scenario creates
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
 
 
 @dataclass(frozen=True)
@@ -93,10 +101,15 @@ class _ScenarioValidator(Validator):
         raise DefinitionError(self.source, where, problem + (f" (line {line})" if line else ""))
 
     def _line(self, where: str) -> int | None:
+        # Drop the last ".field" or "[i]" until a known path is left; a path with neither
+        # ("document", "steps") is looked up once and then given up on.
         while where:
             if where in self.lines:
                 return self.lines[where]
-            where = re.sub(r"(\.[^.\[\]]*|\[\d+\])$", "", where)
+            parent = re.sub(r"(\.[^.\[\]]*|\[\d+\])$", "", where)
+            if parent == where:
+                return self.lines.get("")
+            where = parent
         return None
 
     # -- small types -----------------------------------------------------------
@@ -105,14 +118,14 @@ class _ScenarioValidator(Validator):
             self.fail(where, f"must be a non-empty string, got {kind_of(value) if value != '' else 'an empty one'}")
         return str(value)
 
-    def whole(self, value: Any, where: str, minimum: int = 0) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            self.fail(where, f"must be a whole number >= {minimum}, got {value!r}")
+    def whole(self, value: Any, where: str, minimum: int = 0, maximum: int = MAX_WHOLE) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+            self.fail(where, f"must be a whole number from {minimum} to {maximum}, got {_short(value)}")
         return int(value)
 
-    def number(self, value: Any, where: str, minimum: float = 0.0) -> float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < minimum:
-            self.fail(where, f"must be a number >= {minimum:g}, got {value!r}")
+    def number(self, value: Any, where: str, minimum: float = 0.0, maximum: float = MAX_SECONDS) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not minimum <= value <= maximum:
+            self.fail(where, f"must be a number from {minimum:g} to {maximum:g}, got {_short(value)}")
         return float(value)
 
     def flag(self, value: Any, where: str) -> bool:
@@ -302,7 +315,10 @@ class _Loader:
             base = dict(self.templates[t])
         base.update(self.template({k: x for k, x in m.items() if k in TEMPLATE_FIELDS}, w, TEMPLATE_FIELDS))
         name = v.dns_label(m["name"], f"{w}.name")
-        count = v.whole(m.get("count", 1), f"{w}.count", minimum=1)
+        count = v.whole(m.get("count", 1), f"{w}.count", minimum=1, maximum=MAX_PODS)
+        if len(self.created) + count > MAX_PODS:
+            v.fail(f"{w}.count", f"a scenario creates at most {MAX_PODS} pods; this step would make it "
+                                 f"{len(self.created) + count}")
         names = [name] if count == 1 else [f"{name}-{n}" for n in range(1, count + 1)]
         for n in names:
             if n in self.created:
@@ -358,7 +374,7 @@ class _Loader:
             if "latency" in f:
                 faults["latency"] = v.number(f["latency"], f"{w}.faults.latency")
             if "status" in f:
-                faults["status"] = v.whole(f["status"], f"{w}.faults.status", minimum=100)
+                faults["status"] = v.whole(f["status"], f"{w}.faults.status", minimum=100, maximum=599)
             if "malformed" in f:
                 faults["malformed"] = v.flag(f["malformed"], f"{w}.faults.malformed")
             if "drop" in f:
@@ -433,7 +449,7 @@ class _Loader:
         elif what == "metric":
             mm = v.mapping(body, ww, required=("scheduler", "name"),
                            allowed=("scheduler", "name", "labels", "equals", "atLeast", "atMost"))
-            bounds = {k: v.number(mm[k], f"{ww}.{k}", minimum=float("-inf")) for k in ("equals", "atLeast", "atMost")
+            bounds = {k: v.number(mm[k], f"{ww}.{k}", minimum=float("-inf"), maximum=float("inf")) for k in ("equals", "atLeast", "atMost")
                       if k in mm}
             if not bounds:
                 v.fail(ww, "needs equals, atLeast or atMost")

@@ -66,7 +66,7 @@ def test_a_good_file_expands_pools_pods_and_the_never_set(tmp_path):
         pytest.param("{template: infer, name: infer, count: 2}", "{template: infer, count: 2}",
                      r"steps\[0\]\.createPods\.name", "required field is missing", id="missing-field"),
         pytest.param("count: 2", "count: two", r"steps\[0\]\.createPods\.count",
-                     "must be a whole number >= 1, got 'two'", id="wrong-type"),
+                     "must be a whole number from 1 to 10000, got 'two'", id="wrong-type"),
         pytest.param("nodes: [gpu-plain]", "nodes: [gpu-plian]", r"steps\[1\]\.label\.nodes\[0\]",
                      "unknown node or pool 'gpu-plian'", id="unknown-node"),
         pytest.param("pods: infer-*", "pods: train-*", r"steps\[2\]\.expect\.pods",
@@ -129,7 +129,7 @@ def test_pytest_reports_a_bad_file_as_one_line_collection_error(tmp_path):
     out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", str(path)], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2, out.stdout
-    assert re.search(rf"^{re.escape(str(path))}: steps\[0\]\.createPods\.count: must be a whole number >= 1, "
+    assert re.search(rf"^{re.escape(str(path))}: steps\[0\]\.createPods\.count: must be a whole number from 1 to 10000, "
                      r"got -1 \(line \d+\)$", out.stdout, re.M), out.stdout
     assert "Traceback" not in out.stdout
 
