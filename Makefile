@@ -23,7 +23,7 @@ help:
 	@echo "make kind-image  build the kind node image for the pinned version (no pulls; see kind/)"
 	@echo "make kind-up   a kind cluster (1 control plane, 1 worker) of that image; make kind-down removes it"
 	@echo "make kind-smoke  cluster up, a loaded image's pod on the worker resolves the API Service, cluster down"
-	@echo "make lint      ruff, mypy (strict) on the package, gofmt and go vet on go/"
+	@echo "make lint      ruff, mypy (strict) on the package, its layers contract (import-linter), gofmt and go vet on go/"
 	@echo "options: ARGS='--scheduler-config FILE --scheduler-binary FILE ...' (see README)"
 
 $(VENV)/.installed: pyproject.toml
@@ -36,7 +36,7 @@ $(VENV)/.installed: pyproject.toml
 venv: $(VENV)/.installed
 
 tools: venv
-	$(PY) -m schedgate.toolchain build
+	$(PY) -m schedgate tools build
 
 browser:
 	scripts/ensure-chromium
@@ -64,7 +64,7 @@ test: tools browser
 	$(PYTEST) tests e2e --provider local --junitxml=artifacts/junit.xml $(ARGS)
 
 mutants: tools
-	$(PY) -m schedgate.mutants $(ARGS)
+	$(PY) -m schedgate mutants $(ARGS)
 
 bench: tools
 	$(PY) bench/run.py $(ARGS)
@@ -73,8 +73,9 @@ bench-providers: tools docker
 	$(PY) bench/providers.py $(ARGS)
 
 lint: venv
-	$(PY) -m ruff check schedgate fixtures e2e tests bench
+	$(PY) -m ruff check schedgate e2e tests bench
 	$(PY) -m mypy
+	$(VENV)/bin/lint-imports
 	@out=$$(gofmt -l go); if [ -n "$$out" ]; then echo "gofmt: needs formatting: $$out" >&2; exit 1; fi
 	cd go && go vet -trimpath ./...
 

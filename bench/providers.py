@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from schedgate.definitions import load_definition  # noqa: E402
 from schedgate.providers import ClusterRequest, start_cluster  # noqa: E402
-from schedgate.schedconfig import load_scheduler_config  # noqa: E402
+from schedgate.spec.cluster import load_definition  # noqa: E402
+from schedgate.spec.schedconfig import load_scheduler_config  # noqa: E402
 
 
 def request(provider: str) -> ClusterRequest:

@@ -22,10 +22,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from schedgate import scheduled_on, unschedulable, wait_for  # noqa: E402
-from schedgate.definitions import load_definition  # noqa: E402
-from schedgate.gpu import fill_gpus, gpu_pod  # noqa: E402
 from schedgate.providers import ClusterRequest, start_cluster  # noqa: E402
-from schedgate.schedconfig import load_scheduler_config  # noqa: E402
+from schedgate.spec.cluster import load_definition  # noqa: E402
+from schedgate.spec.schedconfig import load_scheduler_config  # noqa: E402
+from schedgate.workloads.gpu import fill_gpus, gpu_pod  # noqa: E402
 
 
 def request() -> ClusterRequest:

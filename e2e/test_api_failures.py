@@ -22,12 +22,14 @@ from typing import Any
 import pytest
 
 from schedgate import scheduled_on, unschedulable, wait_for
-from schedgate.builders import Pod, make_pod
-from schedgate.cluster import Cluster
-from schedgate.events import EventLog
-from schedgate.gpu import DEFAULT, PACKING, gpu_pod
-from schedgate.scheduler import Scheduler
-from schedgate.waits import MATCH, Check, fail, pending, pod_condition, wait_for_items
+from schedgate.cluster import Cluster, RestartsApiServer
+from schedgate.kube.watch import MATCH, Check, fail, pending, wait_for_items
+from schedgate.objects.builders import make_pod
+from schedgate.objects.events import EventLog
+from schedgate.objects.matchers import pod_condition
+from schedgate.objects.pods import Pod
+from schedgate.runtime.scheduler import Scheduler
+from schedgate.workloads.gpu import DEFAULT, PACKING, gpu_pod
 
 GPUS_PER_NODE = 8
 RECOVERY = 30.0  # seconds; scheduler backoff tops out at 10
@@ -173,7 +175,7 @@ def test_binds_whose_answers_are_lost_with_the_connection_never_overcommit_a_nod
 
 def test_pods_pending_across_an_api_server_restart_are_placed_after_it_returns_on_allowed_nodes_only(
         cluster, ns, events, report):
-    if cluster.apiserver_restarter is None:
+    if not cluster.can(RestartsApiServer):
         pytest.skip(f"the {cluster.provider} provider cannot restart its API server")
     net = cluster.pool("gpu-net")
     drained, freed = net[0], net[1]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 
 from schedgate import HIGH_SPEED_NET, scheduled_on, unschedulable, wait_for
-from schedgate.gpu import PACKING, fill_gpus, gpu_pod
+from schedgate.workloads.gpu import PACKING, fill_gpus, gpu_pod
 
 PROMPTLY = 20.0  # seconds; the unschedulable-pod flush is 300
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pytest
 
 from schedgate import scheduled_on, unschedulable, wait_for
-from schedgate.gpu import DEFAULT, PACKING, cpu_pod, gpu_pod, place_in_order
+from schedgate.workloads.gpu import DEFAULT, PACKING, cpu_pod, gpu_pod, place_in_order
 
 # Four 1-GPU inference pods, then a 4-GPU one, all on the 4 network nodes.
 ARRIVALS = (1, 1, 1, 1, 4)

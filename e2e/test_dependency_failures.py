@@ -16,8 +16,8 @@ import time
 import pytest
 
 from schedgate import scheduled_on, scheduling_error, wait_for
-from schedgate.extender import NETWORK_SLOT
-from schedgate.gpu import fill_gpus, gpu_pod
+from schedgate.faults.extender import NETWORK_SLOT
+from schedgate.workloads.gpu import fill_gpus, gpu_pod
 
 HARD, SOFT = "gpu-extender-hard", "gpu-extender-soft"
 RECOVERY = 30.0  # seconds; scheduler backoff tops out at 10

@@ -8,7 +8,7 @@ network node — that one and no other — as soon as one has room.
 from __future__ import annotations
 
 from schedgate import scheduled_on, unschedulable, wait_for
-from schedgate.gpu import PACKING, fill_gpus, gpu_pod
+from schedgate.workloads.gpu import PACKING, fill_gpus, gpu_pod
 
 ATTEMPTS = "scheduler_schedule_attempts_total"
 

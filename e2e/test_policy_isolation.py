@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from schedgate import scheduled_on, unschedulable, wait_for
-from schedgate.gpu import DEFAULT, PACKING, cpu_pod, gpu_pod
+from schedgate.workloads.gpu import DEFAULT, PACKING, cpu_pod, gpu_pod
 
 POOL = "schedgate.io/pool"
 TRAINING_TAINT = "schedgate.io/dedicated"

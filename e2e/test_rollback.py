@@ -30,8 +30,8 @@ import time
 import pytest
 
 from schedgate import scheduled_on, scheduling_error, unschedulable, wait_for
-from schedgate.gpu import gpu_pod
-from schedgate.options import slots_config
+from schedgate.pytest_plugin.options import slots_config
+from schedgate.workloads.gpu import gpu_pod
 
 SLOTS = "schedgate.io/network-slots"
 FAULT = "schedgate.io/fault"

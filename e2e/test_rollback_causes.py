@@ -20,10 +20,10 @@ import time
 import pytest
 
 from schedgate import scheduled_on, unschedulable, wait_for
-from schedgate.gpu import gpu_pod
-from schedgate.metrics import MetricsSnapshot
-from schedgate.options import slots_config
-from schedgate.scheduler import Scheduler
+from schedgate.objects.metrics import MetricsSnapshot
+from schedgate.pytest_plugin.options import slots_config
+from schedgate.runtime.scheduler import Scheduler
+from schedgate.workloads.gpu import gpu_pod
 
 SLOTS = "schedgate.io/network-slots"
 FAULT = "schedgate.io/fault"

@@ -33,9 +33,9 @@ import pytest
 from kubernetes import client
 
 from schedgate import wait_for_items
-from schedgate.gpu import gpu_pod
-from schedgate.options import shared_slots_config
-from schedgate.waits import MATCH, Check, fail, pending
+from schedgate.kube.watch import MATCH, Check, fail, pending
+from schedgate.pytest_plugin.options import shared_slots_config
+from schedgate.workloads.gpu import gpu_pod
 
 SLOTS = "schedgate.io/network-slots"
 FAULT = "schedgate.io/fault"

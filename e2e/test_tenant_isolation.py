@@ -20,9 +20,9 @@ from __future__ import annotations
 import pytest
 
 from schedgate import scheduled_on, unschedulable, wait_for
-from schedgate.builders import PodBuilder, make_pod
-from schedgate.gpu import fill_gpus
-from schedgate.options import tenant_config
+from schedgate.objects.builders import PodBuilder, make_pod
+from schedgate.pytest_plugin.options import tenant_config
+from schedgate.workloads.gpu import fill_gpus
 
 TENANT = "tenant-scheduler"
 TENANT_LABEL = "tenant-id"

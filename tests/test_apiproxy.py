@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from schedgate.apiproxy import ApiProxy
+from schedgate.faults.apiproxy import ApiProxy
 
 
 @pytest.fixture

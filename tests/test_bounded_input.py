@@ -75,8 +75,8 @@ def write(tmp_path: Path, name: str, body: str | bytes) -> Path:
 LOAD = """\
 import resource, sys, time
 from schedgate.errors import DefinitionError
-from schedgate.scenario import load_scenario
-from schedgate.definitions import load_definition
+from schedgate.scenarios.load import load_scenario
+from schedgate.spec.cluster import load_definition
 load = load_scenario if sys.argv[1].endswith('.scenario.yaml') else load_definition
 t = time.process_time()
 try:

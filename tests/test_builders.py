@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from schedgate import HIGH_SPEED_NET, make_pod
-from schedgate.gpu import PACKING, gpu_pod
+from schedgate.workloads.gpu import PACKING, gpu_pod
 
 
 def test_builders_never_change_the_builder_they_came_from():

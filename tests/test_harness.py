@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from schedgate import ComponentDied, make_pod, scheduled_on, wait_for
-from schedgate.gpu import PACKING
-from schedgate.procs import RUN_PREFIX
+from schedgate.runtime.procs import RUN_PREFIX
+from schedgate.workloads.gpu import PACKING
 
 ROOT = Path(__file__).parent.parent
 DATA = Path(__file__).parent / "data"
@@ -102,7 +102,7 @@ def test_a_scheduler_that_refuses_its_config_is_reported_in_its_own_words_not_as
 
 def test_missing_go_toolchain_is_one_line(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "SCHEDGATE_CACHE": str(tmp_path / "cache")}
-    r = subprocess.run([sys.executable, "-m", "schedgate.toolchain", "build"], cwd=ROOT,
+    r = subprocess.run([sys.executable, "-m", "schedgate", "tools", "build"], cwd=ROOT,
                        env=dict(os.environ, **env), capture_output=True, text=True)
     assert r.returncode == 1
     assert r.stderr.strip().splitlines() == [
@@ -129,7 +129,7 @@ def test_components_die_with_a_killed_run_and_the_next_run_reaps_its_folder(tmp_
     # PR_SET_PDEATHSIG: every component got SIGKILL when its parent died.
     wait_for_exit([int(p.split(":")[0]) for p in our_processes(tmp_path)], what=f"components of {left[0]} to exit")
     assert our_processes(tmp_path) == []
-    from schedgate.procs import reap_orphans
+    from schedgate.runtime.procs import reap_orphans
 
     reaped = reap_orphans(tmp_path)
     assert f"folder {left[0]}" in reaped

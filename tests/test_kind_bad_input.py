@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from test_harness import pytest_child, run_dirs
 
-from schedgate.kind import cluster_name
-from schedgate.toolchain import cache_root
+from schedgate.providers.kind.config import cluster_name
+from schedgate.runtime.toolchain import cache_root
 
 SCENARIO = "e2e/test_hard_constraint.py"
 TAKEN = "schedgate-inference-control-plane"  # kind's name for the reusable cluster's first node
@@ -115,6 +115,6 @@ def test_a_node_image_kind_cannot_boot_is_one_line_and_its_cluster_is_deleted(tm
 
 
 def test_the_reusable_cluster_name_is_the_definitions():
-    from schedgate.definitions import load_definition
+    from schedgate.spec.cluster import load_definition
 
     assert f"{cluster_name(load_definition(Path('clusters/inference.yaml')))}-control-plane" == TAKEN

@@ -9,9 +9,16 @@ from pathlib import Path
 import pytest
 import yaml
 
-from schedgate.definitions import load_definition, parse_definition
-from schedgate.kind import cluster_name, definition_digest, kind_config, kind_error, kubelet_may_set, resource_scale
-from schedgate.quantity import parse_quantity, scaled
+from schedgate.providers.kind.config import (
+    cluster_name,
+    definition_digest,
+    kind_config,
+    kind_error,
+    kubelet_may_set,
+    resource_scale,
+)
+from schedgate.spec.cluster import load_definition, parse_definition
+from schedgate.spec.quantity import parse_quantity, scaled
 
 ROOT = Path(__file__).parent.parent
 INFERENCE = load_definition(ROOT / "clusters" / "inference.yaml")
@@ -136,3 +143,36 @@ Run 'docker run --help' for more information"""
                                "failed with error: exit status 125; Command Output: docker: Error response from "
                                "daemon: No command specified")
     assert kind_error("just one line\n") == "just one line"
+
+
+def test_the_kind_lifecycle_runs_argument_lists_with_the_hosts_own_path_and_leaves_the_environment_alone(tmp_path):
+    """schedgate's KindManager keeps pytest-kubernetes' create (options, kubeconfig, create-then-ready) but runs
+    every command as an argument list with the host's PATH: a config path with a space and a quote works (a
+    shell string breaks on it), and this process's os.environ is never changed."""
+    from schedgate.providers.kind.host import Host, KindManager
+
+    bin_dir = tmp_path / "node tools"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls"
+    (bin_dir / "kind").write_text(
+        f"#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> '{calls}'\necho PATH=$PATH >> '{calls}'\n"
+        "while [ $# -gt 0 ]; do [ \"$1\" = --kubeconfig ] && echo 'apiVersion: v1' > \"$2\"; shift; done\n")
+    (bin_dir / "kubectl").write_text("#!/bin/sh\ncase \"$*\" in *readyz*) echo ok;; "
+                                     "*) echo '{\"kind\": \"ServiceAccount\"}';; esac\n")
+    for f in bin_dir.iterdir():
+        f.chmod(0o755)
+    before = dict(os.environ)
+    host = Host(env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    cfg = tmp_path / "my cluster's config.yaml"
+    cfg.write_text(yaml.safe_dump({"kind": "Cluster", "name": "schedgate-x", "nodes": [{"role": "control-plane"}]}))
+    kubeconfig = tmp_path / "kc"
+    mgr = KindManager(host, cfg, kubeconfig)
+    assert mgr.cluster_name == "schedgate-x"
+    host.create_cluster(cfg, kubeconfig)
+    args = calls.read_text().splitlines()
+    assert args[:2] == ["create", "cluster"]
+    assert args[args.index("--config") + 1] == str(cfg)
+    assert args[args.index("--kubeconfig") + 1] == str(kubeconfig)
+    assert "--name" not in args and "--image" not in args
+    assert any(a.startswith(f"PATH={bin_dir}:") for a in args)
+    assert dict(os.environ) == before

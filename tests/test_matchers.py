@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from schedgate.metrics import parse_metrics
-from schedgate.waits import Verdict, gone, scheduled_on, scheduling_error, unschedulable
+from schedgate.kube.watch import Verdict
+from schedgate.objects.matchers import gone, scheduled_on, scheduling_error, unschedulable
+from schedgate.objects.metrics import parse_metrics
 
 
 def pod(node=None, reason=None, message="", status="False"):
@@ -80,7 +81,7 @@ odd{label="with \\"quote\\""} 1.5e3
 def test_only_transient_api_errors_are_retried():
     from kubernetes.client.exceptions import ApiException
 
-    from schedgate.api import is_transient, read
+    from schedgate.kube.api import is_transient, read
 
     assert is_transient(ApiException(status=503)) and is_transient(ApiException(status=429))
     assert not is_transient(ApiException(status=404)) and not is_transient(ApiException(status=409))

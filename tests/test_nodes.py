@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from schedgate import GPU, HIGH_SPEED_NET, scheduled_on, unschedulable, wait_for
-from schedgate.gpu import gpu_pod
+from schedgate.workloads.gpu import gpu_pod
 
 
 def node_state(cluster, name):

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from browser import pixels, screenshot
 
-from schedgate.definitions import GPU
-from schedgate.picture import FREE, OVERFLOW, placement_html, pod_color
+from schedgate.report.picture import FREE, OVERFLOW, placement_html, pod_color
+from schedgate.spec.cluster import GPU
 
 
 def node(name: str, gpus: int, labels: dict[str, str] | None = None, taints: list[dict[str, str]] | None = None):

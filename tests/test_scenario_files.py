@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from schedgate.errors import DefinitionError
-from schedgate.scenario import load_scenario
+from schedgate.scenarios.load import load_scenario
 
 ROOT = Path(__file__).parent.parent
 EXAMPLES = sorted((ROOT / "e2e" / "scenarios").glob("*.scenario.yaml"))
@@ -49,10 +49,10 @@ def test_a_good_file_expands_pools_pods_and_the_never_set(tmp_path):
     sc = load_scenario(write(tmp_path, GOOD))
     assert sc.pods == ("infer-1", "infer-2")
     label, expect = sc.steps[1], sc.steps[2]
-    assert label.args["nodes"] == ["gpu-plain-1", "gpu-plain-2"]
-    assert expect.args["nodes"] == ["gpu-net-1", "gpu-net-2", "gpu-net-3", "gpu-net-4"]
+    assert label.action.nodes == ("gpu-plain-1", "gpu-plain-2")
+    assert expect.action.outcome.nodes == ("gpu-net-1", "gpu-net-2", "gpu-net-3", "gpu-net-4")
     # Not naming 'never' forbids every other node.
-    assert set(expect.args["never"]) == {"gpu-plain-1", "gpu-plain-2", "cpu-1", "cpu-2", "train-1"}
+    assert set(expect.action.outcome.never) == {"gpu-plain-1", "gpu-plain-2", "cpu-1", "cpu-2", "train-1"}
     assert expect.line == 10
 
 
@@ -129,8 +129,8 @@ def test_pytest_reports_a_bad_file_as_one_line_collection_error(tmp_path):
     out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", str(path)], cwd=ROOT,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2, out.stdout
-    assert re.search(rf"^{re.escape(str(path))}: steps\[0\]\.createPods\.count: must be a whole number from 1 to 10000, "
-                     r"got -1 \(line \d+\)$", out.stdout, re.M), out.stdout
+    assert re.search(rf"^{re.escape(str(path))}: steps\[0\]\.createPods\.count: must be a whole number from 1 to "
+                     r"10000, got -1 \(line \d+\)$", out.stdout, re.M), out.stdout
     assert "Traceback" not in out.stdout
 
 
@@ -159,7 +159,7 @@ steps:
 def test_a_failing_scenario_leaves_artifacts_and_a_picture_that_explain_it(tmp_path):
     from browser import pixels, screenshot
 
-    from schedgate.picture import pod_color
+    from schedgate.report.picture import pod_color
 
     scenario = tmp_path / "wrong.scenario.yaml"
     scenario.write_text(WRONG)

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from schedgate.cli.mutants import header
 from schedgate.errors import DefinitionError
-from schedgate.mutants import header
-from schedgate.schedconfig import load_scheduler_config, parse_scheduler_config
+from schedgate.spec.schedconfig import load_scheduler_config, parse_scheduler_config
 
 ROOT = Path(__file__).parent.parent
 
@@ -102,7 +102,7 @@ def test_every_mutant_is_a_valid_configuration_with_a_description():
 
 
 def test_every_mutant_names_existing_scenario_files_that_catch_it():
-    from schedgate.mutants import caught_by
+    from schedgate.cli.mutants import caught_by
 
     for m in sorted((ROOT / "clusters" / "mutants").glob("*.yaml")):
         files = caught_by(m)
@@ -120,7 +120,7 @@ def test_the_shared_slot_profiles_split_into_one_process_each_and_name_their_cla
 
 
 def test_a_scheduler_claiming_slots_may_only_get_and_update_its_claim_configmap():
-    from schedgate.rbac import scheduler_rbac, user_subject
+    from schedgate.providers.rbac import scheduler_rbac, user_subject
 
     subject = user_subject("u")
     plain = scheduler_rbac("s", subject, "lease")

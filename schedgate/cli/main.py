@@ -1,0 +1,208 @@
+"""``schedgate`` on the command line (also ``python -m schedgate``).
+
+    schedgate up [--cluster FILE] [--scheduler-config FILE] ...  start a cluster and leave it running
+    schedgate status                                          list clusters schedgate started
+    schedgate down RUN_DIR | --all                            stop one (or every) cluster
+    schedgate repro FILE.scenario.yaml [PYTEST_OPTIONS...]    run one scenario file, keep its artifacts
+    schedgate check FILE.scenario.yaml...                     validate scenario files, start nothing
+    schedgate reap                                            remove what crashed runs left behind
+    schedgate tools build|path|version|ldflags                the pinned binaries
+    schedgate mutants [--focused] [-- PYTEST_ARGS]            the suite against deliberately broken schedulers
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from schedgate.cli import mutants
+from schedgate.errors import SchedgateError, ToolchainError
+from schedgate.providers import read_info, start_cluster
+from schedgate.pytest_plugin.options import (
+    DEFAULT_CLUSTER,
+    DEFAULT_SCHEDULER_CONFIG,
+    add_cli_options,
+    check_kubernetes_version,
+    make_request,
+    project_path,
+)
+from schedgate.runtime.procs import RUN_PREFIX, cmdline_of, reap_orphans, remove_run, run_dirs, run_pids
+from schedgate.runtime.progress import show_on
+from schedgate.runtime.toolchain import ensure_binaries, ldflags, pinned_kubernetes_version
+from schedgate.scenarios.load import load_scenario, referenced_files
+
+EPILOG = """\
+examples:
+  schedgate up                                   # inference cluster + gpu-packing-scheduler profile
+  export KUBECONFIG=...                          # as printed; kubectl get nodes, create pods...
+  schedgate repro e2e/scenarios/hard-constraint.scenario.yaml
+  schedgate repro my-bug.scenario.yaml --scheduler-binary ./kube-scheduler --keep-cluster
+  schedgate down --all
+
+Scenario files are described in the README ("Reproducing a bug as a scenario file").
+"""
+
+
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="schedgate", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
+        description="Start Kubernetes clusters with a scheduler under test, and reproduce scheduling "
+                    "situations written as scenario files.")
+    sub = ap.add_subparsers(dest="action", required=True, metavar="COMMAND")
+    up = sub.add_parser("up", help="start a cluster with the scheduler profile under test and leave it running",
+                        description="Start a cluster and leave it running. Prints the KUBECONFIG to export and "
+                                    "the command that stops it. Builds the pinned binaries first if they are "
+                                    "not built yet (several minutes the first time). The options are pytest's.")
+    add_cli_options(up)
+    sub.add_parser("status", help="list the clusters schedgate started and whether they are alive")
+    down = sub.add_parser("down", help="stop a cluster left running by 'up' or --keep-cluster")
+    which = down.add_mutually_exclusive_group(required=True)
+    which.add_argument("run_dir", nargs="?", type=Path, help="the run folder 'up' or 'status' printed")
+    which.add_argument("--all", action="store_true", help="stop every cluster schedgate started")
+    repro = sub.add_parser(
+        "repro", help="run one scenario file and keep its artifacts and placement picture",
+        description="Validate a scenario file, run it (pytest under the hood) and write its artifacts "
+                    "folder with placement.html whatever the outcome. Options after the file go to pytest "
+                    "and schedgate, e.g. --scheduler-config FILE, --scheduler-binary FILE, --keep-cluster, "
+                    "--artifacts DIR.")
+    repro.add_argument("file", type=Path, help="a *.scenario.yaml file")
+    repro.add_argument("options", nargs=argparse.REMAINDER, help="more pytest/schedgate options")
+    check = sub.add_parser("check", help="validate scenario files without starting anything")
+    check.add_argument("files", type=Path, nargs="+")
+    sub.add_parser("reap", help="remove processes and folders that crashed runs left behind")
+    tools = sub.add_parser("tools", help="build or locate the pinned Kubernetes binaries (what `make tools` runs)")
+    tools.add_argument("what", choices=("build", "path", "version", "ldflags"), nargs="?", default="build")
+    sub.add_parser("mutants", help="run the suite against each broken scheduler in clusters/mutants "
+                                   "(`schedgate mutants --help`)", add_help=False)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["mutants"]:  # its own options, and pytest's after --
+        return mutants.main(argv[1:])
+    args = parser().parse_args(argv)
+    show_on(sys.stderr)
+    try:
+        return int(ACTIONS[args.action](args))
+    except ToolchainError as e:
+        print(f"schedgate: {e}", file=sys.stderr)
+        return 1 if args.action == "tools" else 2
+    except SchedgateError as e:
+        print(f"schedgate: {e}", file=sys.stderr)
+        return 2
+
+
+def _up(args: argparse.Namespace) -> int:
+    check_kubernetes_version(args.kubernetes_version)
+    req = make_request(project_path(args.cluster or DEFAULT_CLUSTER),
+                       project_path(args.scheduler_config or DEFAULT_SCHEDULER_CONFIG),
+                       provider=args.provider or "local", binary=args.scheduler_binary, bin_dir=args.bin_dir, keep=True)
+    started = start_cluster(replace(req, scheduler_image=args.scheduler_image, reuse=args.reuse_cluster))
+    c = started.cluster
+    print(f"schedgate: cluster {req.definition.name!r} is up on {req.provider} "
+          f"(Kubernetes {c.kubernetes_version}) in {c.timings.get('total', 0):.1f}s; "
+          f"profiles: {', '.join(sorted(c.schedulers))}", file=sys.stderr)
+    print(f"export KUBECONFIG={c.kubeconfig}")
+    print(f"# stop it with: schedgate down {started.run_dir}")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    runs = run_dirs()
+    if not runs:
+        print("schedgate: no clusters running")
+        return 0
+    for run in runs:
+        info = read_info(run)
+        pids = run_pids(run)
+        alive = [name for pid, name in pids if str(run) in cmdline_of(pid)]
+        state = "kept" if (run / "keep").exists() else "in use by a run" if _owner_alive(run) else "orphaned"
+        print(f"{run}  [{state}]  {len(alive)}/{len(pids)} processes alive")
+        if info:
+            print(f"  cluster {info.get('cluster')} ({info.get('definition')}) on {info.get('provider')}, "
+                  f"Kubernetes {info.get('kubernetes')}, started {info.get('started')}")
+            print(f"  scheduler config {info.get('scheduler_config')}: profiles {', '.join(info.get('profiles', []))}")
+            print(f"  export KUBECONFIG={info.get('kubeconfig')}")
+    return 0
+
+
+def _owner_alive(run: Path) -> bool:
+    try:
+        pid = int((run / "owner").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return False
+    return pid != os.getpid() and Path(f"/proc/{pid}").exists()
+
+
+def _down(args: argparse.Namespace) -> int:
+    runs = run_dirs() if args.all else [args.run_dir.resolve()]
+    for run in runs:
+        if not run.name.startswith(RUN_PREFIX) or not (run / "owner").exists():
+            print(f"schedgate: {run}: not a schedgate run folder", file=sys.stderr)
+            return 2
+        for d in remove_run(run):
+            print(f"schedgate: removed {d}")
+    if args.all and not runs:
+        print("schedgate: no clusters running")
+    return 0
+
+
+def _reap(args: argparse.Namespace) -> int:
+    for d in reap_orphans():
+        print(f"schedgate: removed {d}")
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    for f in args.files:
+        sc = load_scenario(f)
+        print(f"{f}: ok — scenario {sc.name}, {len(sc.steps)} steps, {len(sc.pods)} pods, "
+              f"cluster {sc.definition.name}")
+    return 0
+
+
+def _repro(args: argparse.Namespace) -> int:
+    load_scenario(args.file)  # a bad file: one line, exit 2, nothing started
+    opts = list(args.options)
+    if opts[:1] == ["--"]:
+        opts = opts[1:]
+    pytest_args = [str(args.file), "-p", "no:cacheprovider", "--artifacts-on", "always",
+                   "-W", "ignore::pytest.PytestAssertRewriteWarning", *_scenario_refs(args.file), *opts]
+    return int(pytest.main(pytest_args))
+
+
+def _scenario_refs(path: Path) -> list[str]:
+    """The file's cluster and scheduler as the run's defaults, so the session cluster is the scenario's."""
+    cluster, scheduler = referenced_files(path)
+    out = []
+    if cluster is not None:
+        out += ["-o", f"schedgate_cluster={cluster}"]
+    if scheduler is not None:
+        out += ["-o", f"schedgate_scheduler_config={scheduler}"]
+    return out
+
+
+def _tools(args: argparse.Namespace) -> int:
+    if args.what == "version":
+        print(pinned_kubernetes_version())
+    elif args.what == "ldflags":
+        print(ldflags(pinned_kubernetes_version()))
+    else:
+        bins = ensure_binaries()
+        if args.what == "path":
+            print(bins.directory)
+        else:
+            print(f"schedgate: binaries for Kubernetes {bins.kubernetes_version} ready in {bins.directory}",
+                  file=sys.stderr)
+    return 0
+
+
+ACTIONS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "up": _up, "status": _status, "down": _down, "repro": _repro, "check": _check, "reap": _reap, "tools": _tools}

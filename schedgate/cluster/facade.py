@@ -1,0 +1,282 @@
+"""A running cluster as scenarios see it, whichever provider started it.
+
+Scenario code talks to :class:`Cluster` and :class:`~schedgate.objects.pods.Namespace` only: node
+pools by name, node edits, schedulers by profile, namespaces per test. What
+differs between providers sits behind :class:`~schedgate.cluster.backend.Backend`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from kubernetes import client as k8s
+
+from schedgate.cluster.backend import Backend, ExportsLogs, ExposesApiServer, RestartsApiServer, StartsSchedulers
+from schedgate.cluster.leases import Lease
+from schedgate.cluster.nodes import Nodes
+from schedgate.cluster.sync import SyncBarrier
+from schedgate.errors import ComponentError
+from schedgate.objects.builders import PodBuilder
+from schedgate.objects.pods import Namespace
+from schedgate.runtime.scheduler import Scheduler, distinct
+from schedgate.spec.cluster import GPU, ClusterDefinition
+from schedgate.spec.quantity import scaled
+from schedgate.spec.schedconfig import SchedulerConfig
+
+SYSTEM_NAMESPACE = "schedgate-system"
+C = TypeVar("C")
+
+
+class ComponentDied(AssertionError):
+    """A component of the system under test exited while a test was running."""
+
+
+@dataclass
+class Cluster:
+    """A started cluster: API access, node pools, schedulers by profile."""
+
+    definition: ClusterDefinition
+    kubeconfig: Path
+    api: k8s.ApiClient
+    kubernetes_version: str
+    backend: Backend
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"Cluster({self.provider}, {self.definition.name}, {len(self.node_names)} nodes)"
+
+    def __post_init__(self) -> None:
+        # Typed as Any: the API takes plain dict manifests, which the client's stubs do not model.
+        self.core: Any = k8s.CoreV1Api(self.api)
+        self.events_api: Any = k8s.EventsV1Api(self.api)
+        self.nodes = Nodes(self.core, self.definition, self.backend.nodes)
+        self._barrier = SyncBarrier(self.core)
+        self._system_ns: Namespace | None = None
+
+    # -- what the provider offers ----------------------------------------------
+    @property
+    def provider(self) -> str:
+        return self.backend.name
+
+    @property
+    def schedulers(self) -> Mapping[str, Scheduler]:
+        return self.backend.schedulers
+
+    @property
+    def extender_host(self) -> str:
+        return self.backend.extender_host
+
+    @property
+    def extra_nodes(self) -> tuple[str, ...]:
+        return self.backend.extra_nodes
+
+    def can(self, capability: type[Any]) -> bool:
+        """Whether the provider has ``capability`` (a protocol of :mod:`schedgate.cluster.backend`)."""
+        return isinstance(self.backend, capability)
+
+    def capability(self, capability: type[C], what: str) -> C:
+        """The provider as ``capability``, or a clear error naming what it cannot do.
+
+        (mypy refuses a protocol as ``type[C]`` — python/mypy#4717 — hence the ignores at the calls.)"""
+        if not isinstance(self.backend, capability):
+            raise ComponentError(f"the {self.provider} provider cannot {what}")
+        return self.backend
+
+    @property
+    def api_endpoint(self) -> tuple[str, int] | None:
+        """Where schedgate reaches the API server, for a proxy in front of it (None if the provider cannot say)."""
+        return self.backend.api_endpoint if isinstance(self.backend, ExposesApiServer) else None
+
+    def export_logs(self, dest: Path) -> None:
+        exporter = self.capability(ExportsLogs, "export node logs")  # type: ignore[type-abstract]
+        exporter.export_logs(dest)
+
+    # -- topology ----------------------------------------------------------
+    def pool(self, name: str) -> list[str]:
+        """Node names of a pool in the definition (e.g. ``cluster.pool("gpu-net")``)."""
+        return self.definition.pool(name).node_names()
+
+    def nodes_except(self, *pools: str) -> list[str]:
+        return [n.name for n in self.definition.nodes() if n.pool not in pools]
+
+    @property
+    def node_names(self) -> list[str]:
+        return [n.name for n in self.definition.nodes()]
+
+    def node_count(self) -> int:
+        """Nodes the scheduler sees: the definition's, the sync node and any the provider adds.
+
+        The sync node and a provider's own nodes are cordoned: in "0/N nodes are
+        available" they count as "node(s) were unschedulable", never as taints or affinity.
+        """
+        return len(self.node_names) + 1 + len(self.extra_nodes)
+
+    # -- schedulers --------------------------------------------------------
+    def start_scheduler(self, config: SchedulerConfig, binary: Path | None = None, *,
+                        api_server: str | None = None) -> Scheduler:
+        """Start another scheduler process for ``config``'s profiles, with its own identity and lease.
+
+        With ``api_server`` (``https://host:port``, e.g. an :class:`~schedgate.faults.apiproxy.ApiProxy`), its
+        kubeconfig names that address instead of the API server's own, with the same credentials and CA.
+        """
+        starter = self.capability(StartsSchedulers, "start more schedulers")  # type: ignore[type-abstract]
+        taken = sorted(set(config.profile_names) & set(self.schedulers))
+        if taken:
+            raise ComponentError(f"profile(s) {taken} are already served by a running scheduler")
+        return starter.start_scheduler(config, binary, api_server)
+
+    def stop_scheduler(self, proc: Scheduler) -> None:
+        starter = self.capability(StartsSchedulers, "stop the schedulers it started")  # type: ignore[type-abstract]
+        starter.stop_scheduler(proc)
+
+    def scheduler(self, profile: str) -> Scheduler:
+        try:
+            return self.schedulers[profile]
+        except KeyError:
+            raise KeyError(f"no running scheduler serves profile {profile!r} "
+                           f"(running: {sorted(self.schedulers)})") from None
+
+    def restart_apiserver(self, settle: float = 20.0) -> tuple[float, list[str]]:
+        """Stop the API server and start it again (same address, same data).
+
+        A kube-scheduler that cannot renew its lease within ``renewDeadline`` (10 s by default) exits
+        ("Leaderelection lost") for its supervisor to restart it. After the API server is back, each
+        scheduler is watched until it has renewed its lease or exited; one that exited is restarted,
+        as its supervisor would. Returns the seconds the API server was gone and the schedulers restarted.
+        """
+        restarter = self.capability(RestartsApiServer, "restart its API server")  # type: ignore[type-abstract]
+        down = restarter.restart_apiserver()
+        back = datetime.now(UTC)
+        restarted = []
+        for s in distinct(self.schedulers):
+            # died(): also one whose own supervisor restarted it already (kind: a container restart).
+            if Lease(self.api, s.name).wait_renewed_or_exited(s, back, settle) and not s.died():
+                continue
+            s.start()
+            restarted.append(s.name)
+        return down, restarted
+
+    # -- health ------------------------------------------------------------
+    def died(self) -> list[str]:
+        out = []
+        for p in self.backend.components():
+            if not p.alive() and not p.expected_exit:
+                out.append(f"{p.name} exited with code {p.returncode}; log tail: "
+                           f"{' | '.join(p.log_tail(3))} (log: {p.log})")
+        return out
+
+    def check_health(self) -> None:
+        dead = self.died()
+        if dead:
+            raise ComponentDied("component died during the test: " + "; ".join(dead))
+
+    def revive(self) -> list[str]:
+        """Restart schedulers that died (a test may kill one on purpose); returns their names."""
+        revived = []
+        for s in distinct(self.schedulers):
+            if s.is_down():
+                s.start()
+                revived.append(s.name)
+        return revived
+
+    def catch_up(self) -> list[str]:
+        """Before a test: dead schedulers restarted, nodes as defined, every scheduler in sync.
+
+        Returns the schedulers that had to be restarted."""
+        revived = self.revive()
+        if self.apply_nodes() or revived:
+            self.sync_schedulers()
+        return revived
+
+    # -- leader election ---------------------------------------------------
+    def lease_holder(self, lease: str) -> str | None:
+        """The identity holding a scheduler's leader-election lease (``None`` if free or absent)."""
+        return Lease(self.api, lease).holder()
+
+    def wait_lease_taken(self, lease: str, *, not_by: str | None, timeout: float = 60.0) -> str:
+        """Wait until someone other than ``not_by`` holds ``lease`` (watched); returns the new holder."""
+        return Lease(self.api, lease, self.check_health).wait_taken(not_by, timeout)
+
+    # -- pods --------------------------------------------------------------
+    def pod_manifest(self, builder: PodBuilder) -> dict[str, Any]:
+        """The builder's pod as this cluster runs it: its image, requests scaled to real nodes."""
+        body = builder.obj(image=self.backend.pod_image)
+        for c in body["spec"]["containers"]:
+            for section in ("requests", "limits"):
+                res = c["resources"].get(section) or {}
+                for r, f in self.backend.resource_scale.items():
+                    if r in res:
+                        res[r] = scaled(res[r], f, r)
+        return body
+
+    def gpus_in_use(self, node: str) -> int:
+        pods = self.core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={node}").items
+        used = 0
+        for p in pods:
+            if p.status and p.status.phase in ("Succeeded", "Failed"):
+                continue
+            for c in p.spec.containers:
+                req = (c.resources.requests or {}) if c.resources else {}
+                used += int(req.get(GPU, "0"))
+        return used
+
+    def gpus_allocatable(self, node: str) -> int:
+        n = self.core.read_node(node)
+        return int((n.status.allocatable or {}).get(GPU, "0"))
+
+    def whole_free_nodes(self, nodes: Iterable[str], size: int = 8) -> list[str]:
+        """Nodes with ``size`` allocatable GPUs and none in use."""
+        return [n for n in nodes if self.gpus_allocatable(n) == size and self.gpus_in_use(n) == 0]
+
+    # -- node edits (undone before the next test) ----------------------------
+    def label(self, node: str, key: str, value: str) -> None:
+        self.nodes.label(node, key, value)
+
+    def unlabel(self, node: str, key: str) -> None:
+        self.nodes.label(node, key, None)
+
+    def annotate(self, node: str, key: str, value: str | None) -> None:
+        """Set (or with ``None`` remove) a node annotation, e.g. a capacity a plugin reads."""
+        self.nodes.annotate(node, key, value)
+
+    def taint(self, node: str, key: str, value: str = "", effect: str = "NoSchedule") -> None:
+        self.nodes.taint(node, key, value, effect)
+
+    def untaint(self, node: str, key: str) -> None:
+        self.nodes.untaint(node, key)
+
+    def set_gpus(self, node: str, count: int) -> None:
+        """Change the node's GPU capacity and allocatable (e.g. a device going offline)."""
+        self.nodes.set_gpus(node, count)
+
+    def cordon(self, node: str) -> None:
+        """Mark the node unschedulable (``kubectl cordon``)."""
+        self.nodes.cordon(node)
+
+    def delete_node(self, node: str) -> None:
+        self.nodes.delete(node)
+
+    def apply_nodes(self) -> bool:
+        """Bring every node back to its definition; returns whether anything changed."""
+        return self.nodes.reset()
+
+    # -- scheduler cache barrier --------------------------------------------
+    def sync_schedulers(self, timeout: float = 15.0) -> float:
+        """Wait until every scheduler has seen every node and pod change made so far (see
+        :mod:`schedgate.cluster.sync`); returns the seconds it took."""
+        return self._barrier.wait(distinct(self.schedulers), self.system_namespace(), timeout)
+
+    # -- namespaces ----------------------------------------------------------
+    def system_namespace(self) -> Namespace:
+        if self._system_ns is None:
+            self._system_ns = Namespace.create(self, SYSTEM_NAMESPACE, exist_ok=True)
+        return self._system_ns
+
+    def new_namespace(self, hint: str) -> Namespace:
+        base = "".join(c if c.isalnum() else "-" for c in hint.lower()).strip("-")[:40].strip("-") or "t"
+        return Namespace.create(self, f"{base}-{uuid.uuid4().hex[:5]}")

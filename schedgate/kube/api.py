@@ -1,0 +1,73 @@
+"""API calls: bounded retries for transient errors on reads, and the 404/409 idioms written once.
+
+A list or watch that hits a dropped connection or a 429/5xx is tried again a
+few times within seconds; anything else, and any write, fails at once (a
+retried create could double-apply).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+import urllib3
+from kubernetes import utils
+from kubernetes.client.exceptions import ApiException
+from tenacity import retry, retry_if_exception, stop_after_attempt, stop_after_delay, wait_exponential
+
+T = TypeVar("T")
+TRANSIENT_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+def is_transient(e: BaseException) -> bool:
+    if isinstance(e, ApiException):
+        return e.status in TRANSIENT_STATUS
+    return isinstance(e, (urllib3.exceptions.ProtocolError, urllib3.exceptions.MaxRetryError,
+                          urllib3.exceptions.ReadTimeoutError, ConnectionError))
+
+
+_retry = retry(retry=retry_if_exception(is_transient), stop=stop_after_attempt(5) | stop_after_delay(10),
+               wait=wait_exponential(multiplier=0.1, max=2), reraise=True)
+
+
+def read(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Call a read-only API function, retrying transient failures (at most 5 tries, 10 s)."""
+    return _retry(fn)(*args, **kwargs)
+
+
+def read_json(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """A read returning the object as the API server sent it (camelCase JSON), not a client model."""
+    resp = read(fn, *args, _preload_content=False, **kwargs)
+    doc: dict[str, Any] = json.loads(resp.data)
+    return doc
+
+
+def ignore_not_found(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
+    """Call ``fn``; an answer of 404 (the object is not there) is ``None``, anything else is raised."""
+    try:
+        return fn(*args, **kwargs)
+    except ApiException as e:
+        if e.status == 404:
+            return None
+        raise
+
+
+def create_or_keep(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
+    """Call a create; an answer of 409 (it exists already) keeps the existing object and is ``None``."""
+    try:
+        return fn(*args, **kwargs)
+    except ApiException as e:
+        if e.status == 409:
+            return None
+        raise
+
+
+def create_objects(api: Any, objects: Iterable[dict[str, Any]]) -> None:
+    """Create manifests of any kind (``kubernetes.utils``); objects that already exist are kept."""
+    for obj in objects:
+        try:
+            utils.create_from_dict(api, obj)  # type: ignore[no-untyped-call]
+        except utils.FailToCreateError as e:
+            if not all(getattr(x, "status", None) == 409 for x in e.api_exceptions):
+                raise

@@ -1,0 +1,126 @@
+"""Pod builders that read like a sentence (live handles to created pods are in :mod:`.pods`).
+
+    pod = make_pod("infer").gpus(1).scheduler("gpu-packing-scheduler") \\
+        .require_label(HIGH_SPEED_NET, "true")
+    pod = pod.create(ns)          # a live handle: .refresh(), .node_name, .delete()
+
+Every builder method returns a new builder; nothing is shared or mutated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Protocol, TypeVar
+
+from schedgate.spec.cluster import GPU
+
+P = TypeVar("P", covariant=True)
+
+
+class PodFactory(Protocol[P]):
+    """Where a builder's pod is created: a :class:`~schedgate.objects.pods.Namespace`."""
+
+    def create_pod(self, builder: PodBuilder) -> P: ...
+
+HIGH_SPEED_NET = "infra.example.com/high-speed-network"
+MANAGED_BY = "app.kubernetes.io/managed-by"
+
+
+@dataclass(frozen=True)
+class PodBuilder:
+    name: str
+    scheduler_name: str = "default-scheduler"
+    requests: tuple[tuple[str, str], ...] = (("cpu", "100m"), ("memory", "128Mi"))
+    required_terms: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    tolerations: tuple[tuple[str, str, str, str], ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
+    annotations: tuple[tuple[str, str], ...] = ()
+    node_name: str | None = None
+    priority_class: str | None = None
+
+    def scheduler(self, name: str) -> PodBuilder:
+        return replace(self, scheduler_name=name)
+
+    def request(self, resource: str, quantity: str | int) -> PodBuilder:
+        kept = tuple((r, q) for r, q in self.requests if r != resource)
+        return replace(self, requests=kept + ((resource, str(quantity)),))
+
+    def gpus(self, n: int) -> PodBuilder:
+        return self.request(GPU, n)
+
+    def cpu(self, quantity: str | int) -> PodBuilder:
+        return self.request("cpu", quantity)
+
+    def memory(self, quantity: str) -> PodBuilder:
+        return self.request("memory", quantity)
+
+    def require_label(self, key: str, *values: str) -> PodBuilder:
+        """Required node affinity: ``key In values`` (all such terms must hold)."""
+        if not values:
+            raise ValueError("require_label() needs at least one value")
+        return replace(self, required_terms=self.required_terms + ((key, "In", tuple(values)),))
+
+    def forbid_label(self, key: str) -> PodBuilder:
+        """Required node affinity: ``key DoesNotExist``."""
+        return replace(self, required_terms=self.required_terms + ((key, "DoesNotExist", ()),))
+
+    def tolerate(self, key: str, value: str = "", effect: str = "NoSchedule") -> PodBuilder:
+        op = "Equal" if value else "Exists"
+        return replace(self, tolerations=self.tolerations + ((key, op, value, effect),))
+
+    def tolerate_everything(self) -> PodBuilder:
+        """One toleration with no key: every taint, whatever its effect."""
+        return replace(self, tolerations=self.tolerations + (("", "Exists", "", ""),))
+
+    def label(self, key: str, value: str) -> PodBuilder:
+        return replace(self, labels=self.labels + ((key, value),))
+
+    def annotate(self, key: str, value: str) -> PodBuilder:
+        return replace(self, annotations=self.annotations + ((key, value),))
+
+    def priority(self, priority_class: str) -> PodBuilder:
+        return replace(self, priority_class=priority_class)
+
+    def on_node(self, node: str) -> PodBuilder:
+        """Pre-bound: ``spec.nodeName`` set at creation, so no scheduler takes part."""
+        return replace(self, node_name=node)
+
+    def named(self, name: str) -> PodBuilder:
+        return replace(self, name=name)
+
+    def obj(self, image: str = "schedgate.invalid/placeholder:0") -> dict[str, Any]:
+        """The Pod manifest, as a fresh dict."""
+        # Extended resources (a domain-qualified name) cannot be overcommitted: limits must equal requests.
+        resources = {"requests": dict(self.requests), "limits": {r: q for r, q in self.requests if "/" in r}}
+        spec: dict[str, Any] = {
+            "schedulerName": self.scheduler_name,
+            "automountServiceAccountToken": False,
+            "terminationGracePeriodSeconds": 0,
+            "containers": [{"name": "main", "image": image, "resources": resources}],
+        }
+        if self.required_terms:
+            exprs = [{"key": k, "operator": op, **({"values": list(v)} if v else {})}
+                     for k, op, v in self.required_terms]
+            spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": exprs}]}}}
+        if self.tolerations:
+            spec["tolerations"] = [{**({"key": k} if k else {}), "operator": op, **({"value": v} if v else {}),
+                                    **({"effect": e} if e else {})} for k, op, v, e in self.tolerations]
+        if self.node_name:
+            spec["nodeName"] = self.node_name
+        if self.priority_class:
+            spec["priorityClassName"] = self.priority_class
+        labels = {MANAGED_BY: "schedgate", **dict(self.labels)}
+        meta: dict[str, Any] = {"name": self.name, "labels": labels}
+        if self.annotations:
+            meta["annotations"] = dict(self.annotations)
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+    def create(self, ns: PodFactory[P]) -> P:
+        """Create the pod in ``ns``; returns its live handle."""
+        return ns.create_pod(self)
+
+
+def make_pod(name: str) -> PodBuilder:
+    """A pod named ``name`` with small cpu/memory requests, for the default scheduler."""
+    return PodBuilder(name=name)

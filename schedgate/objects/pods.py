@@ -1,0 +1,163 @@
+"""Live handles: a test's namespace and the pods created in it.
+
+    ns = cluster.new_namespace("my-test")
+    pod = make_pod("infer").gpus(1).create(ns)   # Pod: .refresh(), .node_name, .delete()
+    ns.clean()                                   # every pod force-deleted, then the namespace
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from schedgate.kube.api import create_or_keep, ignore_not_found, read_json
+from schedgate.kube.watch import MATCH, Check, pending, wait_for, wait_for_items
+from schedgate.objects.builders import MANAGED_BY, PodBuilder
+from schedgate.objects.events import EventLog
+from schedgate.objects.host import PodHost
+from schedgate.objects.matchers import describe_pod, gone, pod_condition
+
+_MERGE = "application/merge-patch+json"
+
+
+@dataclass
+class Pod:
+    """A live handle to a pod in a test namespace."""
+
+    ns: Namespace
+    name: str
+    builder: PodBuilder
+    created_at: float = field(default_factory=time.monotonic)
+    created_wall: float = field(default_factory=time.time)  # epoch seconds, to compare with event times
+    raw: dict[str, Any] | None = None
+    bound_seen_at: float | None = None
+
+    def __repr__(self) -> str:
+        return f"Pod({self.ns.name}/{self.name})"
+
+    # -- reading -----------------------------------------------------------
+    def describe(self) -> str:
+        return f"pod {self.ns.name}/{self.name}"
+
+    def read_raw(self) -> dict[str, Any] | None:
+        return ignore_not_found(read_json, self.ns.host.core.read_namespaced_pod, self.name, self.ns.name)
+
+    def list_call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+        return (self.ns.host.core.list_namespaced_pod, (self.ns.name,),
+                {"field_selector": f"metadata.name={self.name}"})
+
+    def check_health(self) -> None:
+        self.ns.host.check_health()
+
+    def describe_object(self, obj: dict[str, Any] | None) -> str:
+        return describe_pod(obj)
+
+    def observed(self, obj: dict[str, Any] | None) -> None:
+        self.raw = copy.deepcopy(obj)
+        if obj and (obj.get("spec") or {}).get("nodeName") and self.bound_seen_at is None:
+            self.bound_seen_at = time.monotonic()
+
+    def refresh(self) -> Pod:
+        self.observed(self.read_raw())
+        return self
+
+    @property
+    def node_name(self) -> str | None:
+        return ((self.raw or {}).get("spec") or {}).get("nodeName")
+
+    @property
+    def uid(self) -> str:
+        return str(((self.raw or {}).get("metadata") or {}).get("uid", ""))
+
+    def condition(self, ctype: str = "PodScheduled") -> dict[str, Any] | None:
+        return pod_condition(self.raw or {}, ctype)
+
+    def state(self) -> str:
+        return describe_pod(self.raw)
+
+    def scheduled_condition_time(self) -> str | None:
+        c = self.condition()
+        return c.get("lastTransitionTime") if c and c.get("status") == "True" else None
+
+    # -- acting ------------------------------------------------------------
+    def annotate(self, key: str, value: str | None) -> Pod:
+        """Set (or with ``None`` remove) an annotation on the live pod."""
+        self.ns.host.core.patch_namespaced_pod(self.name, self.ns.name, {"metadata": {"annotations": {key: value}}},
+                                               _content_type=_MERGE)
+        return self
+
+    def delete(self) -> None:
+        """Delete at once (grace period 0): API-only nodes have no kubelet to confirm."""
+        ignore_not_found(self.ns.host.core.delete_namespaced_pod, self.name, self.ns.name, grace_period_seconds=0)
+
+    def recreate(self, scheduler: str | None = None) -> Pod:
+        """Delete this pod and create it again (optionally for another scheduler)."""
+        self.delete()
+        wait_for(self, gone())
+        b = self.builder if scheduler is None else self.builder.scheduler(scheduler)
+        return b.create(self.ns)
+
+
+@dataclass
+class Namespace:
+    """A test's own namespace; its pods are force-deleted when the test ends."""
+
+    host: PodHost
+    name: str
+    pods: list[Pod] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return f"Namespace({self.name})"
+
+    @classmethod
+    def create(cls, host: PodHost, name: str, exist_ok: bool = False) -> Namespace:
+        body = {"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": name, "labels": {MANAGED_BY: "schedgate"}}}
+        if exist_ok:
+            create_or_keep(host.core.create_namespace, body)
+        else:
+            host.core.create_namespace(body)
+        return cls(host=host, name=name)
+
+    @property
+    def cluster(self) -> PodHost:
+        """The cluster this namespace is in (the name scenarios have always used)."""
+        return self.host
+
+    def create_pod(self, builder: PodBuilder) -> Pod:
+        body = self.host.pod_manifest(builder)
+        pod = Pod(ns=self, name=builder.name, builder=builder)
+        self.host.core.create_namespaced_pod(self.name, body)
+        self.pods.append(pod)
+        return pod
+
+    @property
+    def events(self) -> EventLog:
+        return EventLog(self.name, self.host)
+
+    # Collection protocol, for waiting on every pod in the namespace.
+    def describe(self) -> str:
+        return f"pods in namespace {self.name}"
+
+    def list_call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+        return self.host.core.list_namespaced_pod, (self.name,), {}
+
+    def check_health(self) -> None:
+        if not self._cleaning:
+            self.host.check_health()
+
+    _cleaning: bool = False
+
+    def clean(self, timeout: float = 30.0) -> None:
+        """Force-delete every pod and wait until the API shows none, then delete the namespace."""
+        self._cleaning = True  # cleaning needs only the API server, not the schedulers
+        self.host.core.delete_collection_namespaced_pod(self.name, grace_period_seconds=0)
+
+        def empty(items: list[dict[str, Any]]) -> Check:
+            return MATCH if not items else pending(f"{len(items)} pods left")
+
+        wait_for_items(self, empty, "empty", timeout)
+        ignore_not_found(self.host.core.delete_namespace, self.name)

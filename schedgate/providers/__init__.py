@@ -1,0 +1,47 @@
+"""Cluster providers by name, and the one entry point that starts a cluster.
+
+    started = start_cluster(ClusterRequest(provider="local", definition=..., scheduler_config=...))
+    started.cluster ...; started.stop()
+
+``local`` (processes on loopback, API-only nodes) and ``kind`` (real kubelets in Docker) are here;
+a provider is a :class:`~schedgate.providers.base.Provider` registered in :data:`PROVIDERS`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TextIO
+
+from schedgate.errors import SchedgateError
+from schedgate.providers.base import ClusterRequest, Provider, Started, read_info, write_info
+from schedgate.providers.kind import KindProvider
+from schedgate.providers.local import LocalProvider
+from schedgate.runtime.procs import reap_orphans
+from schedgate.runtime.progress import shown_on
+
+REGISTRY: dict[str, Provider] = {p.name: p for p in (LocalProvider(), KindProvider())}
+PROVIDERS = tuple(REGISTRY)
+
+
+def provider(name: str) -> Provider:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise SchedgateError(f"--provider {name!r}: unknown provider (known: {', '.join(PROVIDERS)})") from None
+
+
+def start_cluster(req: ClusterRequest, out: TextIO | None = None) -> Started:
+    """Check the request, reap what crashed runs left, and create the cluster with the provider it names.
+
+    Progress goes to the ``schedgate`` logger, and also to ``out`` if given."""
+    p = provider(req.provider)
+    if req.scheduler_binary is not None and not Path(req.scheduler_binary).is_file():
+        raise SchedgateError(f"--scheduler-binary {req.scheduler_binary}: no such file")
+    p.preflight(req)
+    with shown_on(out):
+        reaped = reap_orphans()
+        return p.create(req, reaped)
+
+
+__all__ = ["PROVIDERS", "REGISTRY", "ClusterRequest", "Provider", "Started", "provider", "read_info",
+           "start_cluster", "write_info"]

@@ -1,0 +1,114 @@
+"""Cluster providers: how a definition and a scheduler under test become a running cluster.
+
+A :class:`Provider` checks a :class:`ClusterRequest` cheaply (``preflight``:
+one-line errors before anything is built or started) and creates the cluster
+as a list of named steps with one rollback (:func:`create_in_steps`): when a
+step fails, what was made so far is taken down again, unless the user asked
+to keep it. What the running cluster can do is its
+:class:`~schedgate.cluster.backend.Backend`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from schedgate.cluster import Cluster
+from schedgate.errors import ToolchainError
+from schedgate.runtime.toolchain import Binaries, ensure_binaries, pinned_kubernetes_version
+from schedgate.spec.cluster import ClusterDefinition
+from schedgate.spec.schedconfig import SchedulerConfig
+
+log = logging.getLogger("schedgate")
+
+
+@dataclass(frozen=True)
+class ClusterRequest:
+    provider: str
+    definition: ClusterDefinition
+    scheduler_config: SchedulerConfig
+    scheduler_binary: Path | None = None
+    bin_dir: Path | None = None
+    keep: bool = False
+    scheduler_image: str | None = None  # kind: an image already built (default: one made from the binary)
+    reuse: bool = False  # kind: keep one cluster across runs, recreated when the definition or image drifted
+
+
+@dataclass
+class Started:
+    """A running cluster, the folder of its run, and how to stop it."""
+
+    cluster: Cluster
+    stop: Callable[[], None]
+    run_dir: Path
+    reaped: list[str]
+
+
+class Provider(Protocol):
+    name: str
+
+    def preflight(self, req: ClusterRequest) -> None:
+        """Cheap checks before anything is built, created or written; each problem is one line."""
+
+    def create(self, req: ClusterRequest, reaped: list[str]) -> Started:
+        """Make the cluster (see :func:`create_in_steps`) with the scheduler under test running in it."""
+
+
+Step = tuple[str, Callable[[], object]]
+
+
+def create_in_steps(steps: Sequence[Step], rollback: Callable[[], None], timings: dict[str, float]) -> None:
+    """Run ``steps`` in order, logging each and timing it into ``timings`` (and ``total``).
+
+    When one fails (or the run is interrupted), ``rollback`` takes down what the
+    steps made, and the failure goes on to the caller.
+    """
+    t0 = time.monotonic()
+    name = ""
+    try:
+        for name, do in steps:
+            log.info("%s (%.1fs)", name, time.monotonic() - t0)
+            started = time.monotonic()
+            do()
+            timings[name] = time.monotonic() - started
+    except BaseException:
+        log.info("creation failed at %r; taking down what was made", name)
+        rollback()
+        raise
+    timings["total"] = time.monotonic() - t0
+
+
+INFO = "info.json"
+
+
+def write_info(run: Path, req: ClusterRequest, cluster: Cluster) -> None:
+    """What ``schedgate status`` shows about a run: provider, definition, scheduler, how to reach it."""
+    info = {"provider": req.provider, "cluster": req.definition.name, "definition": req.definition.source,
+            "scheduler_config": req.scheduler_config.source, "profiles": sorted(cluster.schedulers),
+            "kubeconfig": str(cluster.kubeconfig), "kubernetes": cluster.kubernetes_version,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "kept": req.keep}
+    (run / INFO).write_text(json.dumps(info, indent=1) + "\n")
+
+
+def read_info(run: Path) -> dict[str, Any]:
+    try:
+        info: dict[str, Any] = json.loads((run / INFO).read_text())
+    except (OSError, ValueError):
+        return {}
+    return info
+
+
+def binaries(bin_dir: Path | None) -> Binaries:
+    """The pinned binaries: built into the cache, or the prebuilt ones of ``--bin-dir``."""
+    if bin_dir is None:
+        return ensure_binaries()
+    bins = Binaries(Path(bin_dir), pinned_kubernetes_version())
+    missing = bins.missing(mutants=False)
+    if missing:
+        raise ToolchainError(f"--bin-dir {bin_dir}: missing executable {', '.join(missing)}")
+    return bins

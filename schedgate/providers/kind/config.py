@@ -1,0 +1,130 @@
+"""The kind provider's pure parts: the kind configuration for a definition, which labels a kubelet may
+set on itself, the request scaling to real nodes, the reuse digest, kind's error in one line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from schedgate.spec.cluster import ClusterDefinition
+from schedgate.spec.quantity import parse_quantity
+
+KIND_API = "kind.x-k8s.io/v1alpha4"
+DEFINITION_ANNOTATION = "schedgate.io/definition"
+
+
+def cluster_name(definition: ClusterDefinition) -> str:
+    return f"schedgate-{definition.name}"[:40].rstrip("-")
+
+
+def kind_name(name: str) -> str:
+    """``name`` with only the characters kind accepts in a cluster name."""
+    return "".join(c if c.isalnum() or c == "-" else "-" for c in name)
+
+
+def definition_digest(definition: ClusterDefinition, image_id: str) -> str:
+    """What a reusable cluster must match: the nodes as defined, and the node image."""
+    nodes = [[n.name, sorted(n.labels.items()), [t.to_api() for t in n.taints], sorted(n.capacity.items())]
+             for n in definition.nodes()]
+    return hashlib.sha256(json.dumps([nodes, image_id], sort_keys=True).encode()).hexdigest()[:16]
+
+
+# What a kubelet may set on its own Node (k8s.io/kubelet's IsKubeletLabel): any label outside the
+# kubernetes.io and k8s.io namespaces, these keys, and the kubelet.kubernetes.io and node.kubernetes.io
+# namespaces. kind registers workers through their kubelet's --node-labels, and a kubelet given any
+# other kubernetes.io label refuses to start, so those are set through the API instead.
+KUBELET_LABELS = frozenset({
+    "kubernetes.io/hostname", "kubernetes.io/os", "kubernetes.io/arch", "beta.kubernetes.io/os",
+    "beta.kubernetes.io/arch", "beta.kubernetes.io/instance-type", "node.kubernetes.io/instance-type",
+    "topology.kubernetes.io/zone", "topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/zone",
+    "failure-domain.beta.kubernetes.io/region"})
+KUBELET_LABEL_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
+
+
+def _in_namespace(namespace: str, namespaces: tuple[str, ...]) -> bool:
+    return any(namespace == ns or namespace.endswith("." + ns) for ns in namespaces)
+
+
+def kubelet_may_set(key: str) -> bool:
+    """Whether a kubelet accepts ``key`` in ``--node-labels``."""
+    namespace = key.split("/", 1)[0] if "/" in key else ""
+    if not _in_namespace(namespace, ("kubernetes.io", "k8s.io")):
+        return True
+    return key in KUBELET_LABELS or _in_namespace(namespace, KUBELET_LABEL_NAMESPACES)
+
+
+def kind_config(definition: ClusterDefinition, name: str, image: str, *, cgroup_v1: bool) -> dict[str, Any]:
+    """The kind cluster configuration for a definition: a worker per node, under the node's name.
+
+    Labels a kubelet may not set on itself are left out; the cluster sets them through the API
+    (``Cluster.apply_nodes``), as it resets every node to the definition.
+    """
+    nodes: list[dict[str, Any]] = [{"role": "control-plane", "image": image}]
+    for spec in definition.nodes():
+        registration: dict[str, Any] = {"name": spec.name}
+        if spec.taints:
+            registration["taints"] = [t.to_api() for t in spec.taints]
+        nodes.append({
+            "role": "worker",
+            "image": image,
+            "labels": {k: v for k, v in spec.labels.items() if k != "kubernetes.io/hostname" and kubelet_may_set(k)},
+            "kubeadmConfigPatches": [yaml.safe_dump({"kind": "JoinConfiguration",
+                                                     "nodeRegistration": registration})],
+        })
+    doc: dict[str, Any] = {"kind": "Cluster", "apiVersion": KIND_API, "name": name, "nodes": nodes}
+    if cgroup_v1:
+        # Kubernetes 1.35+ refuses cgroup v1 unless told otherwise.
+        doc["kubeadmConfigPatches"] = [yaml.safe_dump({"kind": "KubeletConfiguration", "failCgroupV1": False})]
+    return doc
+
+
+def resource_scale(definition: ClusterDefinition, real: dict[str, float]) -> dict[str, float]:
+    """Per resource, real/defined size of the largest node: what pod requests are multiplied by.
+
+    ``real`` is the smallest allocatable (cpu in cores, memory in bytes) among the workers.
+    """
+    out: dict[str, float] = {}
+    for r in ("cpu", "memory"):
+        defined = max((parse_quantity(n.allocatable[r]) for n in definition.nodes() if r in n.allocatable), default=0)
+        if defined and r in real and real[r] < defined:
+            out[r] = real[r] / defined
+    return out
+
+
+def host_cgroup_v1() -> bool:
+    return not Path("/sys/fs/cgroup/cgroup.controllers").exists()
+
+
+ROUTED_KUBECONFIG = "/etc/schedgate/kubeconfig"
+_SA = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+
+def routed_kubeconfig(server: str) -> dict[str, Any]:
+    """A kubeconfig with the pod's own service-account credentials that reaches the API server at
+    ``server`` (e.g. a proxy on the Docker host); ``kubernetes`` is a name the serving certificate carries."""
+    return {"apiVersion": "v1", "kind": "Config", "current-context": "routed",
+            "clusters": [{"name": "routed", "cluster": {"server": server, "certificate-authority": f"{_SA}/ca.crt",
+                                                        "tls-server-name": "kubernetes"}}],
+            "users": [{"name": "sa", "user": {"tokenFile": f"{_SA}/token"}}],
+            "contexts": [{"name": "routed", "context": {"cluster": "routed", "user": "sa"}}]}
+
+
+def last_line(text: str) -> str:
+    lines = [x for x in text.strip().splitlines() if x.strip()]
+    return lines[-1] if lines else "(no output)"
+
+
+def kind_error(text: str) -> str:
+    """kind's error in one line: its ``ERROR:`` line (a quoted command shortened) and the command's own output."""
+    lines = [x.strip() for x in text.splitlines() if x.strip()]
+    error = next((x for x in lines if x.startswith("ERROR:")), None)
+    if error is None:
+        return last_line(text)
+    error = re.sub(r'command "([^"]{0,40})[^"]*"', lambda m: f'command "{m.group(1)}..."', error)
+    output = next((x for x in lines if x.startswith("Command Output:")), None)
+    return f"{error}; {output}" if output else error

@@ -1,0 +1,222 @@
+"""The local provider: a real control plane as processes on loopback.
+
+etcd, kube-apiserver (TLS, RBAC), kube-controller-manager (only the
+controllers scenarios need) and kube-scheduler processes, built from the
+pinned modules, bound to 127.0.0.1 on free ports. Nodes are API objects: no
+kubelet, and no node-lifecycle controller to mark them NotReady behind a
+test's back. Starts in seconds and needs no Docker.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from kubernetes import client as k8s
+from kubernetes import config as kube_config
+
+from schedgate.errors import ComponentError
+from schedgate.runtime.health import free_port, probe, tls_context, wait_ready
+from schedgate.runtime.procs import Proc, RunDir
+from schedgate.runtime.scheduler import Scheduler, SchedulerProcess, distinct
+from schedgate.runtime.toolchain import Binaries
+from schedgate.spec.schedconfig import SchedulerConfig, default_scheduler_config
+
+ADMIN = "admin"
+DEFAULT_SCHEDULER_USER = "system:kube-scheduler"
+CONTROLLER_MANAGER_USER = "system:kube-controller-manager"
+# The controllers scenarios need: default ServiceAccounts in new namespaces,
+# namespace deletion, and owner-reference cleanup. Node lifecycle is left out
+# on purpose: API-only nodes have no kubelet heartbeat.
+CONTROLLERS = "serviceaccount-controller,namespace-controller,garbage-collector-controller"
+
+
+def under_test_user(lease: str) -> str:
+    return f"schedgate:scheduler:{lease}"
+
+
+@dataclass
+class LocalControlPlane:
+    bins: Binaries
+    run: RunDir
+    under_test: SchedulerConfig
+    scheduler_binary: Path
+    timings: dict[str, float] = field(default_factory=dict)
+    procs: dict[str, Proc] = field(default_factory=dict)
+    schedulers: dict[str, SchedulerProcess] = field(default_factory=dict)
+    api_port: int = 0
+    _api: k8s.ApiClient | None = None
+
+    @property
+    def pki(self) -> Path:
+        return self.run.path / "pki"
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        return self.run.path / "admin.kubeconfig"
+
+    def api_client(self) -> k8s.ApiClient:
+        """A client of the API server as schedgate's admin (one per control plane)."""
+        if self._api is None:
+            self._api = kube_config.new_client_from_config(config_file=str(self.admin_kubeconfig))  # type: ignore[no-untyped-call]
+        return self._api
+
+    def start_api(self) -> None:
+        """PKI, etcd and kube-apiserver, ready to serve."""
+        t0 = time.monotonic()
+        lease = self.under_test.lease_name
+        identities = [f"{ADMIN}=schedgate-admin/system:masters",
+                      f"kube-scheduler={DEFAULT_SCHEDULER_USER}",
+                      f"kube-controller-manager={CONTROLLER_MANAGER_USER}",
+                      f"under-test={under_test_user(lease)}"]
+        self._pki(identities)
+        self.timings["pki"] = time.monotonic() - t0
+
+        etcd_port, peer_port = free_port(), free_port()
+        etcd = self.run.start("etcd", [
+            str(self.bins.etcd), "--name=schedgate", f"--data-dir={self.run.path / 'etcd'}",
+            f"--listen-client-urls=http://127.0.0.1:{etcd_port}",
+            f"--advertise-client-urls=http://127.0.0.1:{etcd_port}",
+            f"--listen-peer-urls=http://127.0.0.1:{peer_port}",
+            f"--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}",
+            f"--initial-cluster=schedgate=http://127.0.0.1:{peer_port}",
+            "--unsafe-no-fsync", "--log-level=warn",
+        ])
+        self.procs["etcd"] = etcd
+        self.timings["etcd"] = wait_ready(etcd, probe("127.0.0.1", etcd_port, "/health", None), 30,
+                                          f"GET http://127.0.0.1:{etcd_port}/health")
+
+        self.api_port = free_port()
+        pki = self.pki
+        api = self.run.start("kube-apiserver", [
+            str(self.bins.kube_apiserver),
+            f"--etcd-servers=http://127.0.0.1:{etcd_port}",
+            "--bind-address=127.0.0.1", f"--secure-port={self.api_port}", "--advertise-address=127.0.0.1",
+            f"--tls-cert-file={pki / 'serving.crt'}", f"--tls-private-key-file={pki / 'serving.key'}",
+            f"--client-ca-file={pki / 'ca.crt'}",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-account-key-file={pki / 'sa.pub'}",
+            f"--service-account-signing-key-file={pki / 'sa.key'}",
+            "--authorization-mode=RBAC", "--service-cluster-ip-range=10.96.0.0/16",
+            "--endpoint-reconciler-type=none", f"--cert-dir={self.run.path / 'apiserver'}",
+            "--profiling=false",
+        ])
+        self.procs["kube-apiserver"] = api
+        ctx = tls_context(pki / "ca.crt", pki / f"{ADMIN}.crt", pki / f"{ADMIN}.key")
+        self.timings["kube-apiserver"] = wait_ready(api, probe("127.0.0.1", self.api_port, "/readyz", ctx), 60,
+                                                    f"GET https://127.0.0.1:{self.api_port}/readyz")
+        for ident in (ADMIN, "kube-scheduler", "kube-controller-manager", "under-test"):
+            self._write_kubeconfig(ident)
+
+    def launch_controllers(self) -> tuple[Proc, Callable[[], bool]]:
+        port = free_port()
+        kcm = self.run.start("kube-controller-manager", [
+            str(self.bins.kube_controller_manager),
+            f"--kubeconfig={self.kubeconfig('kube-controller-manager')}",
+            f"--controllers={CONTROLLERS}", "--leader-elect=false",
+            "--bind-address=127.0.0.1", f"--secure-port={port}",
+            f"--tls-cert-file={self.pki / 'serving.crt'}", f"--tls-private-key-file={self.pki / 'serving.key'}",
+        ])
+        self.procs["kube-controller-manager"] = kcm
+        return kcm, probe("127.0.0.1", port, "/healthz", tls_context(self.pki / "ca.crt"))
+
+    def scheduler(self, config: SchedulerConfig, binary: Path, identity: str, lease: str) -> SchedulerProcess:
+        effective = config.effective(kubeconfig=str(self.kubeconfig(identity)), lease=lease)
+        path = effective.write(self.run.path / f"{lease}.config.yaml")
+        proc = SchedulerProcess(name=lease, config=config, effective=effective, config_path=path, binary=binary,
+                                port=free_port(), pki=self.pki, run=self.run)
+        for profile in config.profile_names:
+            self.schedulers[profile] = proc
+        return proc
+
+    def start_schedulers(self) -> list[SchedulerProcess]:
+        """Start the default scheduler, the one under test and the controllers in parallel."""
+        t0 = time.monotonic()
+        default = self.scheduler(default_scheduler_config(), self.bins.kube_scheduler, "kube-scheduler",
+                                 "kube-scheduler")
+        under_test = self.scheduler(self.under_test, self.scheduler_binary, "under-test",
+                                    self.under_test.lease_name)
+        kcm, kcm_ready = self.launch_controllers()
+        for s in (default, under_test):
+            s.launch()
+        for s in (default, under_test):
+            s.wait_healthy()
+        wait_ready(kcm, kcm_ready, 60, "GET /healthz")
+        self.timings["schedulers+controllers"] = time.monotonic() - t0
+        return [default, under_test]
+
+    def add_scheduler(self, config: SchedulerConfig, binary: Path, server: str | None = None) -> SchedulerProcess:
+        """Start one more scheduler, under its own user, while the cluster runs.
+
+        ``server`` (``https://host:port``) replaces the API server's address in its kubeconfig, e.g. a
+        proxy in front of it; the serving certificate is still checked, under its own name.
+        """
+        lease = config.lease_name
+        identity = "sched-" + "".join(c if c.isalnum() or c == "-" else "-" for c in lease)
+        self._pki([f"{identity}={under_test_user(lease)}"])
+        self._write_kubeconfig(identity, server)
+        proc = self.scheduler(config, binary, identity, lease)
+        proc.start()
+        return proc
+
+    def restart_api(self) -> float:
+        """Kill kube-apiserver and start it again with the same flags (port, etcd, certificates).
+
+        Returns the seconds from the stop to ``/readyz`` answering again. Clients (schedulers,
+        controllers, the harness) keep their addresses: they reconnect, re-list and re-watch.
+        """
+        old = self.procs["kube-apiserver"]
+        t0 = time.monotonic()
+        old.kill()  # as a crash would: no graceful drain, the shortest outage
+        api = self.run.start("kube-apiserver", old.argv)
+        self.procs["kube-apiserver"] = api
+        ctx = tls_context(self.pki / "ca.crt", self.pki / f"{ADMIN}.crt", self.pki / f"{ADMIN}.key")
+        wait_ready(api, probe("127.0.0.1", self.api_port, "/readyz", ctx), 60,
+                   f"GET https://127.0.0.1:{self.api_port}/readyz after a restart")
+        return time.monotonic() - t0
+
+    def remove_scheduler(self, proc: Scheduler) -> None:
+        proc.stop()
+        for profile in proc.profiles:
+            if self.schedulers.get(profile) is proc:
+                del self.schedulers[profile]
+
+    def _pki(self, identities: list[str]) -> None:
+        out = subprocess.run([str(self.bins.pki), str(self.pki), *identities], capture_output=True, text=True)
+        if out.returncode != 0:
+            raise ComponentError(f"schedgate-pki failed: {out.stderr.strip()}")
+
+    def kubeconfig(self, identity: str) -> Path:
+        return self.run.path / f"{identity}.kubeconfig"
+
+    def _write_kubeconfig(self, identity: str, server: str | None = None) -> None:
+        pki = self.pki
+        cluster: dict[str, str] = {"server": server or f"https://127.0.0.1:{self.api_port}",
+                                   "certificate-authority": str(pki / "ca.crt")}
+        if server:
+            cluster["tls-server-name"] = "localhost"  # a SAN of the serving certificate, whatever the proxy's address
+        doc = {
+            "apiVersion": "v1", "kind": "Config",
+            "clusters": [{"name": "schedgate", "cluster": cluster}],
+            "users": [{"name": identity, "user": {
+                "client-certificate": str(pki / f"{identity}.crt"), "client-key": str(pki / f"{identity}.key")}}],
+            "contexts": [{"name": "schedgate", "context": {"cluster": "schedgate", "user": identity}}],
+            "current-context": "schedgate",
+        }
+        path = self.kubeconfig(identity)
+        path.write_text(yaml.safe_dump(doc))
+        path.chmod(0o600)
+
+    def components(self) -> list[Proc]:
+        """Every process whose death fails a test: control plane and schedulers."""
+        return list(self.procs.values()) + [s.proc for s in distinct(self.schedulers) if s.proc]
+
+    def stop(self) -> None:
+        for s in distinct(self.schedulers):
+            s.stop()
+        for p in reversed(list(self.procs.values())):
+            p.stop()

@@ -1,0 +1,123 @@
+"""The local provider: a real control plane as processes on loopback, nodes as API objects.
+
+Creation steps: PKI, etcd and kube-apiserver; the scheduler under test's RBAC;
+the definition's nodes; controllers and both schedulers; the first cache
+sync. The one rollback stops every process and removes the run folder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kubernetes import client as k8s
+
+from schedgate.cluster import ApiOnlyNodes, Cluster
+from schedgate.providers.base import ClusterRequest, Started, binaries, create_in_steps, write_info
+from schedgate.providers.local.controlplane import LocalControlPlane, under_test_user
+from schedgate.providers.rbac import grant, user_subject
+from schedgate.runtime.procs import Component, RunDir
+from schedgate.runtime.scheduler import Scheduler
+from schedgate.spec.schedconfig import SchedulerConfig
+
+PLACEHOLDER_IMAGE = "schedgate.invalid/placeholder:0"  # never pulled: no kubelet runs these pods
+
+
+@dataclass
+class LocalBackend:
+    """What a local cluster can do: start and stop schedulers, restart its API server, be proxied."""
+
+    cp: LocalControlPlane
+    nodes: ApiOnlyNodes
+    default_binary: Path
+    name: str = "local"
+    pod_image: str = PLACEHOLDER_IMAGE
+    extender_host: str = "127.0.0.1"
+    extra_nodes: tuple[str, ...] = ()
+
+    @property
+    def schedulers(self) -> Mapping[str, Scheduler]:
+        return self.cp.schedulers
+
+    @property
+    def resource_scale(self) -> Mapping[str, float]:
+        return {}
+
+    def components(self) -> Sequence[Component]:
+        return self.cp.components()
+
+    def start_scheduler(self, config: SchedulerConfig, binary: Path | None, api_server: str | None) -> Scheduler:
+        lease = config.lease_name
+        grant(self.cp.api_client(), lease, user_subject(under_test_user(lease)), lease, config.shared_pools)
+        return self.cp.add_scheduler(config, Path(binary or self.default_binary), api_server)
+
+    def stop_scheduler(self, scheduler: Scheduler) -> None:
+        self.cp.remove_scheduler(scheduler)
+
+    def restart_apiserver(self) -> float:
+        return self.cp.restart_api()
+
+    @property
+    def api_endpoint(self) -> tuple[str, int]:
+        return ("127.0.0.1", self.cp.api_port)
+
+
+class LocalProvider:
+    name = "local"
+
+    def preflight(self, req: ClusterRequest) -> None:
+        return None  # what it needs is checked with the request (files, binary) and by the toolchain
+
+    def create(self, req: ClusterRequest, reaped: list[str]) -> Started:
+        return _Creation(req, reaped).run()
+
+
+class _Creation:
+    """One local cluster being made: its steps share these attributes."""
+
+    cluster: Cluster
+
+    def __init__(self, req: ClusterRequest, reaped: list[str]) -> None:
+        self.req = req
+        self.reaped = reaped
+        self.bins = binaries(req.bin_dir)
+        self.binary = Path(req.scheduler_binary or self.bins.kube_scheduler)
+        self.dir = RunDir.create(keep=req.keep)
+        self.cp = LocalControlPlane(bins=self.bins, run=self.dir, under_test=req.scheduler_config,
+                                    scheduler_binary=self.binary)
+
+    def run(self) -> Started:
+        req = self.req
+        create_in_steps([
+            (f"etcd and kube-apiserver for cluster {req.definition.name!r} in {self.dir.path}", self.cp.start_api),
+            ("RBAC for the scheduler under test", self.rbac),
+            (f"{len(req.definition.nodes())} nodes", self.nodes),
+            ("controllers and schedulers", self.cp.start_schedulers),
+            ("first sync of every scheduler", lambda: self.cluster.sync_schedulers()),
+            ("run info", lambda: write_info(self.dir.path, req, self.cluster)),
+        ], self.rollback, self.cp.timings)
+        return Started(cluster=self.cluster, stop=self.stop, run_dir=self.dir.path, reaped=self.reaped)
+
+    def rbac(self) -> None:
+        config = self.req.scheduler_config
+        grant(self.cp.api_client(), config.lease_name, user_subject(under_test_user(config.lease_name)),
+              config.lease_name, config.shared_pools)
+
+    def nodes(self) -> None:
+        api = self.cp.api_client()
+        backend = LocalBackend(cp=self.cp, nodes=ApiOnlyNodes(k8s.CoreV1Api(api)), default_binary=self.binary)
+        self.cluster = Cluster(definition=self.req.definition, kubeconfig=self.cp.admin_kubeconfig, api=api,
+                               kubernetes_version=self.bins.kubernetes_version, backend=backend,
+                               timings=self.cp.timings)
+        self.cluster.apply_nodes()
+
+    def rollback(self) -> None:
+        self.cp.stop()
+        self.dir.keep = False
+        self.dir.close()
+
+    def stop(self) -> None:
+        if not self.req.keep:
+            self.cp.stop()
+        self.dir.close()

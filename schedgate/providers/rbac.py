@@ -1,0 +1,77 @@
+"""Least-privilege RBAC for a second scheduler.
+
+The scheduler under test gets its own identity, bound to the upstream
+``system:kube-scheduler`` and ``system:volume-scheduler`` roles, allowed to read
+the authentication config in kube-system, and allowed to hold exactly one
+lease: its own. (``system:kube-scheduler`` only grants the default
+``kube-scheduler`` lease name.) A scheduler whose NetworkSlots plugin claims
+slots in a shared pool may also get and update exactly those ConfigMaps (not
+create, list or watch them, nor any other). The same objects serve a User (local provider,
+client certificate) or a ServiceAccount (in-cluster).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from schedgate.kube.api import create_objects
+from schedgate.spec.schedconfig import LEASE_NAMESPACE
+
+
+def scheduler_rbac(identity: str, subject: dict[str, str], lease: str,
+                   claims: Iterable[tuple[str, str]] = ()) -> list[dict[str, Any]]:
+    """Objects granting ``subject`` what a scheduler holding ``lease`` (and claiming in ``claims``) needs."""
+    name = f"schedgate:{identity}"
+    meta = {"labels": {"app.kubernetes.io/managed-by": "schedgate"}}
+    by_ns: dict[str, list[str]] = {}
+    for ns, cm in claims:
+        by_ns.setdefault(ns, []).append(cm)
+    claim_objs: list[dict[str, Any]] = []
+    for ns, names in sorted(by_ns.items()):
+        claim_objs += [
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+             "metadata": {"name": f"{name}:slot-claims", "namespace": ns, **meta},
+             "rules": [{"apiGroups": [""], "resources": ["configmaps"], "resourceNames": sorted(names),
+                        "verbs": ["get", "update"]}]},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+             "metadata": {"name": f"{name}:slot-claims", "namespace": ns, **meta},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": f"{name}:slot-claims"},
+             "subjects": [subject]},
+        ]
+    return claim_objs + [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": f"{name}:kube-scheduler", **meta},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:kube-scheduler"},
+         "subjects": [subject]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": f"{name}:volume-scheduler", **meta},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:volume-scheduler"},
+         "subjects": [subject]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": {"name": f"{name}:auth-reader", "namespace": "kube-system", **meta},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                     "name": "extension-apiserver-authentication-reader"},
+         "subjects": [subject]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+         "metadata": {"name": f"{name}:lease", "namespace": LEASE_NAMESPACE, **meta},
+         "rules": [
+             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+             {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": [lease],
+              "verbs": ["get", "update"]},
+         ]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+         "metadata": {"name": f"{name}:lease", "namespace": LEASE_NAMESPACE, **meta},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": f"{name}:lease"},
+         "subjects": [subject]},
+    ]
+
+
+def grant(api: Any, identity: str, subject: dict[str, str], lease: str,
+          claims: Iterable[tuple[str, str]] = ()) -> None:
+    """Create the objects of :func:`scheduler_rbac`; ones that already exist are kept."""
+    create_objects(api, scheduler_rbac(identity, subject, lease, claims))
+
+
+def user_subject(user: str) -> dict[str, str]:
+    return {"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}

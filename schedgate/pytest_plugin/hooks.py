@@ -1,0 +1,166 @@
+"""The schedgate pytest plugin's hooks (entry point ``pytest11: schedgate``).
+
+Adds the options, validates the cluster definition and scheduler
+configuration before any test runs, provides the fixtures in
+:mod:`schedgate.fixtures`, fails a test during which a component died, and
+prints what the scenarios measured.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from schedgate.errors import SchedgateError
+from schedgate.pytest_plugin.fixtures import (  # noqa: F401  (fixtures)
+    cluster,
+    events,
+    extender,
+    extender_scheduler,
+    ns,
+    report,
+    schedgate_session,
+    schedulers,
+    slow_api,
+)
+from schedgate.pytest_plugin.fixtures.cluster import started_of
+from schedgate.pytest_plugin.items import collect_file, scenario_run, schedgate_extra_clusters  # noqa: F401
+from schedgate.pytest_plugin.options import add_options, request_from
+from schedgate.pytest_plugin.state import ItemState, state_of
+from schedgate.report.artifacts import collect, folder_for
+from schedgate.report.figures import figures
+from schedgate.report.timing import pod_timings, summary_row, wait_bound_pods_ready
+from schedgate.runtime.progress import log
+from schedgate.runtime.scheduler import distinct
+from schedgate.runtime.toolchain import pinned_kubernetes_version
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "schedgate: a scenario that runs on a schedgate cluster")
+    log.setLevel(logging.INFO)  # progress is captured with each test's setup, shown on failure
+    try:
+        request_from(config)
+    except SchedgateError as e:
+        raise pytest.UsageError(str(e)) from None
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    req = request_from(config)
+    try:
+        version = pinned_kubernetes_version()
+    except SchedgateError:
+        version = "unknown"
+    binary = req.scheduler_binary or "built from go/ (pinned)"
+    replaced = req.scheduler_config.effective(kubeconfig="<schedgate's kubeconfig>").replaced
+    return [
+        f"schedgate: provider={req.provider} kubernetes={version} "
+        f"cluster={req.definition.source} ({len(req.definition.nodes())} nodes)",
+        f"schedgate: scheduler config={req.scheduler_config.source} "
+        f"profiles={','.join(req.scheduler_config.profile_names)} binary={binary}",
+        *(f"schedgate: {req.scheduler_config.source}: {r}" for r in replaced),
+    ]
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    return collect_file(file_path, parent)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
+    outcome = yield
+    rep = outcome.get_result()
+    state = state_of(item)
+    if state is None or rep.when != "call":
+        return
+    dead = state.cluster.died()
+    if dead and rep.passed:
+        rep.outcome = "failed"
+        rep.longrepr = "schedgate: a component died during the test: " + "; ".join(dead)
+    if rep.failed:
+        for s in distinct(state.cluster.schedulers):
+            rep.sections.append((f"scheduler {s.name} log (last 25 lines; {s.log_path})",
+                                 "\n".join(s.log_tail(25))))
+    _after_call(item, rep, state)
+
+
+def _after_call(item: pytest.Item, rep: pytest.TestReport, state: ItemState) -> None:
+    """Record the test's pod timings and, on failure (or --artifacts-on always), write its artifacts."""
+    c = state.cluster
+    if c.backend.nodes.runs_pods and rep.passed:
+        for namespace in state.namespaces:
+            why = wait_bound_pods_ready(namespace)
+            if why:
+                rep.sections.append(("schedgate timings", f"scheduled->Ready not measured: {why}"))
+    created = {p.name: p.created_wall for namespace in state.namespaces for p in namespace.pods}
+    try:
+        timings = [t for namespace in state.namespaces
+                   for t in pod_timings(c.core, c.events_api, namespace.name, created)]
+    except Exception as e:  # noqa: BLE001 — the API may be the thing that failed; the test's own outcome stands
+        rep.sections.append(("schedgate timings", f"not read: {type(e).__name__}: {e}"))
+        timings = []
+    if timings:
+        item.config.stash.setdefault(_TIMINGS, []).append((item.nodeid, summary_row(timings)))
+    when = item.config.getoption("artifacts_on")
+    if not (when == "always" or (when == "failure" and rep.failed)):
+        return
+    root = Path(item.config.invocation_params.dir) / item.config.getoption("artifacts")
+    started = started_of(item.config)
+    kept = started is not None and item.config.getoption("keep_cluster") and started.cluster is c
+    reach = ([f"cluster kept running: export KUBECONFIG={c.kubeconfig}",
+              f"stop it with: {sys.executable} -m schedgate down {started.run_dir}"] if kept and started else
+             ["cluster stopped at the end of the run; run again with --keep-cluster to look at it live"])
+    failure = str(rep.longrepr) if rep.failed else ""
+    dest = collect(folder_for(root, item.nodeid), c, [namespace.name for namespace in state.namespaces],
+                   title=item.nodeid, transcript=state.transcript, created=created, failure=failure,
+                   summary=[f"test: {item.nodeid}", f"outcome: {rep.outcome}", *reach, "", failure])
+    rep.sections.append(("schedgate artifacts", f"{dest} (open {dest / 'placement.html'})"))
+    item.config.stash.setdefault(_ARTIFACTS, []).append(str(dest))
+
+
+_TIMINGS = pytest.StashKey[list[tuple[str, tuple[int, int, str, str, int, str]]]]()
+_ARTIFACTS = pytest.StashKey[list[str]]()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    timings = terminalreporter.config.stash.get(_TIMINGS, [])
+    if timings:
+        terminalreporter.section("schedgate pod timings")
+        head = ("test", "pods", "scheduled", "create->scheduled median (s)", "max (s)", "max attempts",
+                "scheduled->Ready median (s)")
+        table = [head, *((n, *(str(x) for x in row)) for n, row in timings)]
+        widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+        for r in table:
+            terminalreporter.write_line("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                                  for i, (c, w) in enumerate(zip(r, widths, strict=True))))
+    written = terminalreporter.config.stash.get(_ARTIFACTS, [])
+    if written:
+        terminalreporter.write_line(f"schedgate: artifacts of {len(written)} test(s) under "
+                                    f"{Path(written[0]).parent} (placement.html in each)")
+    rows = []
+    for key in ("passed", "failed"):
+        for rep in terminalreporter.stats.get(key, []):
+            if getattr(rep, "when", None) == "call":
+                rows += [(rep.nodeid, k, v) for k, v in figures(rep.user_properties)]
+    started = started_of(terminalreporter.config)
+    if started is not None and started.reaped:
+        terminalreporter.write_line(f"schedgate: removed what crashed runs left: {'; '.join(started.reaped)}")
+    if started is not None:
+        t = started.cluster.timings
+        rows.append(("cluster start", "start to ready (s)", f"{t.get('total', 0):.2f}"))
+    if rows:
+        terminalreporter.section("schedgate figures")
+        width = max(len(f"{n} :: {k}") for n, k, _ in rows)
+        for n, k, v in rows:
+            terminalreporter.write_line(f"{(n + ' :: ' + k).ljust(width)}  {v}")
+    if started is not None and started.run_dir.exists() and terminalreporter.config.getoption("keep_cluster"):
+        terminalreporter.write_line(f"schedgate: cluster kept running; export KUBECONFIG={started.cluster.kubeconfig}")
+        terminalreporter.write_line(f"schedgate: stop it with: {sys.executable} -m schedgate down {started.run_dir}")

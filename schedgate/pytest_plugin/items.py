@@ -1,0 +1,141 @@
+"""Scenario files as pytest items: ``*.scenario.yaml`` anywhere pytest looks.
+
+A file that does not validate is a collection error of one line (file, field,
+line). Each valid file is one test. It runs on the session's cluster when its
+cluster definition and scheduler configuration are the session's; otherwise
+on a cluster started for it (kept for other files that need the same one).
+A scheduler configuration given on the command line replaces the file's, so a
+scenario written for one profile runs against your build or a mutant.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from schedgate.cluster import Cluster
+from schedgate.errors import SchedgateError
+from schedgate.providers import ClusterRequest, Started, start_cluster
+from schedgate.pytest_plugin.options import request_from, role_config
+from schedgate.pytest_plugin.state import item_state
+from schedgate.report.figures import Report
+from schedgate.runtime.scheduler import Scheduler
+from schedgate.scenarios.load import Scenario, is_scenario_file, load_scenario
+from schedgate.scenarios.run import Run
+from schedgate.spec.schedconfig import SchedulerConfig
+
+
+class ScenarioFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        cli = self.config.getoption("scheduler_config")
+        override = request_from(self.config).scheduler_config if cli else None
+        scenario = load_scenario(self.path, override)
+        item = ScenarioItem.from_parent(self, name=scenario.name, callobj=_run)
+        item.scenario = scenario
+        yield item
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str | Any:  # type: ignore[override]
+        if isinstance(excinfo.value, SchedgateError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class ScenarioItem(pytest.Function):
+    scenario: Scenario
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str | Any:  # type: ignore[override]
+        if isinstance(excinfo.value, AssertionError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"scenario {self.scenario.name}"
+
+
+def _run(scenario_run: Run) -> None:
+    scenario_run.run()
+
+
+def collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if is_scenario_file(file_path):
+        return ScenarioFile.from_parent(parent, path=file_path)
+    return None
+
+
+@dataclass
+class ExtraClusters:
+    """Clusters for scenario files whose cluster or scheduler differs from the session's."""
+
+    base: ClusterRequest
+    started: dict[str, Started] = field(default_factory=dict)
+
+    def get(self, scenario: Scenario) -> Cluster:
+        config = scenario.scheduler or self.base.scheduler_config
+        key = repr((scenario.definition.name, scenario.definition.pools)) + json.dumps(config.doc, sort_keys=True)
+        if key not in self.started:
+            req = replace(self.base, definition=scenario.definition, scheduler_config=config, keep=False)
+            try:
+                self.started[key] = start_cluster(req)
+            except SchedgateError as e:
+                pytest.fail(f"schedgate: cluster for {scenario.source}: {e}", pytrace=False)
+        c = self.started[key].cluster
+        c.catch_up()
+        return c
+
+    def close(self) -> None:
+        for s in self.started.values():
+            s.stop()
+        self.started.clear()
+
+
+@pytest.fixture(scope="session")
+def schedgate_extra_clusters(pytestconfig: pytest.Config) -> Iterator[ExtraClusters]:
+    extra = ExtraClusters(request_from(pytestconfig))
+    try:
+        yield extra
+    finally:
+        extra.close()
+
+
+def _same(scenario: Scenario, req: ClusterRequest) -> bool:
+    same_nodes = (scenario.definition.name, scenario.definition.pools) == (req.definition.name, req.definition.pools)
+    return same_nodes and (scenario.scheduler is None or scenario.scheduler.doc == req.scheduler_config.doc)
+
+
+@pytest.fixture
+def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) -> Iterator[Run]:
+    """The scenario file's run: its cluster, a namespace of its own, schedulers it starts."""
+    item = request.node
+    scenario: Scenario = item.scenario
+    if _same(scenario, request_from(pytestconfig)):
+        cluster: Cluster = request.getfixturevalue("cluster")
+    else:
+        cluster = request.getfixturevalue("schedgate_extra_clusters").get(scenario)
+    state = item_state(item, cluster)
+    ns = cluster.new_namespace(scenario.name)
+    state.namespaces.append(ns)
+    started: list[Scheduler] = []
+
+    def start(config: SchedulerConfig) -> Scheduler:
+        proc = cluster.start_scheduler(config)
+        started.append(proc)
+        return proc
+
+    run = Run(scenario=scenario, cluster=cluster, ns=ns, start_scheduler=start,
+              role_config=lambda role: role_config(pytestconfig, role), report=Report(item),
+              transcript=state.transcript)
+    try:
+        yield run
+    finally:
+        run.close()
+        for proc in started:
+            cluster.stop_scheduler(proc)
+        ns.clean()
+
+
+__all__ = ["ExtraClusters", "ScenarioFile", "ScenarioItem", "collect_file", "scenario_run", "schedgate_extra_clusters"]

@@ -1,0 +1,203 @@
+"""Every schedgate option, declared once: the pytest options and the ``schedgate`` command's read the same
+table (:data:`OPTIONS`), and :func:`request_from` turns them into a validated cluster request."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from schedgate.errors import SchedgateError
+from schedgate.providers import PROVIDERS, ClusterRequest
+from schedgate.runtime.toolchain import pinned_kubernetes_version
+from schedgate.spec.cluster import load_definition
+from schedgate.spec.roles import ROLES, role
+from schedgate.spec.schedconfig import SchedulerConfig, load_scheduler_config
+from schedgate.spec.shipped import shipped
+
+DEFAULT_CLUSTER = "clusters/inference.yaml"
+DEFAULT_SCHEDULER_CONFIG = "clusters/profiles/gpu-packing-scheduler.yaml"
+EXTENDER_KINDS = ("hard", "soft")
+
+
+@dataclass(frozen=True)
+class Option:
+    flag: str
+    help: str
+    metavar: str | None = None
+    default: Any = None
+    choices: tuple[str, ...] | None = None
+    action: str | None = None
+    cli: bool = False  # also an option of `schedgate up`
+
+    @property
+    def dest(self) -> str:
+        return self.flag.lstrip("-").replace("-", "_")
+
+    def kwargs(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"help": self.help, "default": self.default}
+        if self.action:
+            out["action"] = self.action
+        else:
+            out["metavar"] = self.metavar
+        if self.choices:
+            out["choices"] = self.choices
+        return out
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("--provider", "where the cluster runs: local (processes on loopback, no Docker) or kind (Docker). "
+           "Default: $SCHEDGATE_PROVIDER, else local", choices=PROVIDERS,
+           default=os.environ.get("SCHEDGATE_PROVIDER") or None, cli=True),
+    Option("--cluster", f"cluster definition (default: ini schedgate_cluster, else {DEFAULT_CLUSTER})",
+           metavar="FILE", cli=True),
+    Option("--scheduler-config", "KubeSchedulerConfiguration (or a 'profiles:' fragment) under test "
+           f"(default: ini schedgate_scheduler_config, else {DEFAULT_SCHEDULER_CONFIG})", metavar="FILE", cli=True),
+    Option("--scheduler-binary", "kube-scheduler binary under test (default: the one built from go/ at the pinned "
+           "version)", metavar="FILE", cli=True),
+    Option("--bin-dir", "prebuilt etcd, kube-apiserver, kube-controller-manager, kube-scheduler, schedgate-pki "
+           "(default: build them from go/ into the cache)", metavar="DIR", cli=True),
+    *(Option(r.option, f"{r.help} (default: {r.default})", metavar="FILE") for r in ROLES),
+    Option("--artifacts", "where each test's artifacts folder goes (pods, nodes, events, logs, metrics, "
+           "placement.html). Default: artifacts", metavar="DIR", default="artifacts"),
+    Option("--artifacts-on", "when to write a test's artifacts (default: failure)",
+           choices=("failure", "always", "never"), default="failure"),
+    Option("--scheduler-image", "kind: a scheduler image in the local Docker engine to load and run "
+           "(default: an image made from --scheduler-binary or the pinned build)", metavar="IMAGE", cli=True),
+    Option("--kubernetes-version", "the Kubernetes version the run must use (e.g. v1.37.2); a checkout pinned to "
+           "another version (go/go.mod) is refused, not silently run. Default: $SCHEDGATE_KUBERNETES_VERSION, "
+           "else the pin", metavar="VERSION", default=os.environ.get("SCHEDGATE_KUBERNETES_VERSION"), cli=True),
+    Option("--reuse-cluster", "kind: keep one cluster across runs; recreated if its definition or node image "
+           "drifted", action="store_true", cli=True),
+    Option("--keep-cluster", "leave the cluster running after the run and print how to reach it",
+           action="store_true"),
+)
+
+
+def add_options(parser: pytest.Parser) -> None:
+    g = parser.getgroup("schedgate", "schedgate: scheduler end-to-end scenarios")
+    for o in OPTIONS:
+        g.addoption(o.flag, **o.kwargs())
+    parser.addini("schedgate_cluster", "default cluster definition file", default=None)
+    parser.addini("schedgate_scheduler_config", "default scheduler configuration file", default=None)
+
+
+def add_cli_options(ap: argparse.ArgumentParser) -> None:
+    """The options ``schedgate up`` shares with pytest (same names, choices and help)."""
+    for o in OPTIONS:
+        if o.cli:
+            ap.add_argument(o.flag, **o.kwargs())
+
+
+def _resolve(config: pytest.Config, option: str, ini: str, default: str) -> Path:
+    value = config.getoption(option)
+    if value:
+        p = Path(value)
+        return p if p.is_absolute() else Path(config.invocation_params.dir) / p
+    ini_value = config.getini(ini)
+    if ini_value:
+        p = Path(str(ini_value))
+        base = Path(config.inipath).parent if config.inipath else Path(config.rootpath)
+        return p if p.is_absolute() else base / p
+    return shipped(default)
+
+
+def project_path(value: str | Path) -> Path:
+    """A file named on the command line: as given if it exists, else schedgate's shipped file of that name."""
+    p = Path(value)
+    if p.is_absolute() or p.exists() or not shipped(p).exists():
+        return p
+    return shipped(p)
+
+
+def _shown(p: Path) -> str:
+    try:
+        return str(p.relative_to(Path.cwd()))
+    except ValueError:
+        return str(p)
+
+
+def request_from(config: pytest.Config) -> ClusterRequest:
+    """Read and validate every schedgate option; a problem raises SchedgateError in one line."""
+    cached = config.stash.get(_REQUEST, None)
+    if cached is not None:
+        return cached
+    cluster_file = _resolve(config, "cluster", "schedgate_cluster", DEFAULT_CLUSTER)
+    sched_file = _resolve(config, "scheduler_config", "schedgate_scheduler_config", DEFAULT_SCHEDULER_CONFIG)
+    req = make_request(cluster_file, sched_file, provider=config.getoption("provider") or "local",
+                       binary=config.getoption("scheduler_binary"), bin_dir=config.getoption("bin_dir"),
+                       keep=bool(config.getoption("keep_cluster")))
+    req = replace(req, scheduler_image=config.getoption("scheduler_image"),
+                  reuse=bool(config.getoption("reuse_cluster")))
+    check_kubernetes_version(config.getoption("kubernetes_version"))
+    for r in ROLES:
+        role_config(config, r.name)  # a bad file fails before anything starts
+    config.stash[_REQUEST] = req
+    return req
+
+
+_REQUEST = pytest.StashKey[ClusterRequest]()
+
+
+def check_kubernetes_version(wanted: str | None) -> None:
+    """Refuse a run whose asked-for Kubernetes version is not the one this checkout builds."""
+    if not wanted:
+        return
+    pinned = pinned_kubernetes_version()
+    if wanted.lstrip("v") != pinned.lstrip("v"):
+        raise SchedgateError(f"--kubernetes-version {wanted}: this checkout builds Kubernetes {pinned} (go/go.mod); "
+                             f"pin {wanted} with go/hack/pin-kubernetes.sh {wanted.lstrip('v')} (the node image "
+                             "and every binary follow the pin)")
+
+
+def make_request(cluster_file: Path, sched_file: Path, *, provider: str = "local", binary: str | None = None,
+                 bin_dir: str | None = None, keep: bool = False) -> ClusterRequest:
+    """A validated cluster request (pytest options and the ``schedgate`` command both end here)."""
+    definition = load_definition(_shown(cluster_file))
+    sched = load_scheduler_config(_shown(sched_file))
+    if provider not in PROVIDERS:
+        raise SchedgateError(f"--provider {provider!r}: unknown provider (known: {', '.join(PROVIDERS)})")
+    if binary and not Path(binary).is_file():
+        raise SchedgateError(f"--scheduler-binary {binary}: no such file")
+    if bin_dir and not Path(bin_dir).is_dir():
+        raise SchedgateError(f"--bin-dir {bin_dir}: no such folder")
+    return ClusterRequest(provider=provider, definition=definition, scheduler_config=sched,
+                          scheduler_binary=Path(binary).resolve() if binary else None,
+                          bin_dir=Path(bin_dir).resolve() if bin_dir else None, keep=keep)
+
+
+def role_config(config: pytest.Config, name: str) -> SchedulerConfig:
+    """The scheduler configuration of a role (``network-slots``, ``extender-hard``, ...): its option's file,
+    else the shipped one."""
+    try:
+        r = role(name)
+    except KeyError as e:
+        raise SchedgateError(str(e.args[0])) from None
+    path = config.getoption(r.dest)
+    p = Path(path) if path else shipped(r.default)
+    if not p.is_absolute():
+        p = Path(config.invocation_params.dir) / p
+    return load_scheduler_config(_shown(p))
+
+
+def _role(name: str) -> Callable[[pytest.Config], SchedulerConfig]:
+    def get(config: pytest.Config) -> SchedulerConfig:
+        return role_config(config, name)
+
+    get.__doc__ = f"The configuration of the {name} role ({role(name).option}, default {role(name).default})."
+    return get
+
+
+slots_config = _role("network-slots")
+shared_slots_config = _role("shared-slots")
+tenant_config = _role("tenant-filter")
+
+
+def extender_config(config: pytest.Config, kind: str) -> SchedulerConfig:
+    """The configuration for the ``hard`` or ``soft`` extender scheduler."""
+    return role_config(config, f"extender-{kind}")

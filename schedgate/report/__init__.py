@@ -1,0 +1,5 @@
+"""What a run leaves to explain itself: artifacts folders, the placement picture, per-pod timings, figures."""
+
+from schedgate.report.figures import Report, figures
+
+__all__ = ["Report", "figures"]

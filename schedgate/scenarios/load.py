@@ -1,0 +1,146 @@
+"""Scenario files: a scheduling situation written down as data (``*.scenario.yaml``).
+
+A scenario names a cluster definition, optionally the scheduler profile, pod
+templates, and ordered steps — actions and expectations::
+
+    apiVersion: schedgate.io/v1alpha1
+    kind: Scenario
+    name: gpu-pod-needs-the-network
+    cluster: clusters/inference.yaml
+    scheduler: clusters/profiles/gpu-packing-scheduler.yaml
+    templates:
+      infer: {gpus: 1, cpu: 4, memory: 32Gi, scheduler: gpu-packing-scheduler,
+              requireLabels: {infra.example.com/high-speed-network: "true"}}
+    steps:
+      - createPods: {template: infer, name: infer, count: 2}
+      - expect: {pods: infer-*, scheduledOn: [gpu-net]}
+
+Loading checks every field against the cluster definition (node and pool
+names, pods created by earlier steps, templates) and reports the first
+problem as ``FILE: FIELD: PROBLEM (line N)``. Each step kind parses itself
+(:mod:`.steps`, :mod:`.outcomes`); :class:`~schedgate.scenarios.run.Run` runs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import schedgate.scenarios.control_steps
+import schedgate.scenarios.node_steps
+import schedgate.scenarios.outcomes  # noqa: F401  (these three register their steps)
+from schedgate.scenarios.parse import TEMPLATE_FIELDS, Parser
+from schedgate.scenarios.run import Action
+from schedgate.scenarios.steps import STEPS
+from schedgate.spec.cluster import API_VERSION, ClusterDefinition, load_definition, parse_definition
+from schedgate.spec.schedconfig import SchedulerConfig, load_scheduler_config, parse_scheduler_config
+from schedgate.spec.shipped import resolve_user_path
+from schedgate.spec.validate import Validator, kind_of
+from schedgate.spec.yamlfile import read_yaml
+
+T = TypeVar("T")
+KIND = "Scenario"
+SUFFIX = ".scenario.yaml"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One validated step: its kind (``createPods``, ``expect``, ...), its typed action, where it is."""
+
+    kind: str
+    action: Action
+    index: int
+    line: int
+
+    @property
+    def args(self) -> Action:
+        return self.action
+
+    def title(self) -> str:
+        return f"steps[{self.index}] {self.kind} (line {self.line})"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    source: str
+    definition: ClusterDefinition
+    scheduler: SchedulerConfig | None
+    steps: tuple[Step, ...]
+    pods: tuple[str, ...] = field(default=())  # every pod name a step creates, in order
+
+
+def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None = None) -> Scenario:
+    """Read and validate a scenario file; a problem raises DefinitionError naming file, field and line."""
+    p = Path(path)
+    doc, lines = read_yaml(p, "scenario")
+    v = Validator(str(p), lines)
+    m = v.mapping(doc, "", required=("apiVersion", "kind", "name", "cluster", "steps"),
+                  allowed=("apiVersion", "kind", "name", "description", "cluster", "scheduler", "templates", "steps"))
+    if m["apiVersion"] != API_VERSION:
+        v.fail("apiVersion", f"must be {API_VERSION}, got {m['apiVersion']!r}")
+    if m["kind"] != KIND:
+        v.fail("kind", f"must be {KIND}, got {m['kind']!r}")
+    name = v.dns_label(m["name"], "name")
+    description = m.get("description") or ""
+    if not isinstance(description, str):
+        v.fail("description", f"must be text, got {kind_of(description)}")
+    definition = _file_or_inline(v, p, m["cluster"], "cluster", "an inline cluster definition", load_definition,
+                                 lambda d, src: parse_definition(d, source=src))
+    scheduler = scheduler_override
+    if scheduler is None and m.get("scheduler") is not None:
+        scheduler = _file_or_inline(v, p, m["scheduler"], "scheduler", "an inline configuration",
+                                    load_scheduler_config, lambda d, src: parse_scheduler_config(d, source=src))
+    parser = Parser(path=p, v=v, definition=definition, load_config=load_scheduler_config)
+    for t, body in v.mapping(m.get("templates") or {}, "templates").items():
+        v.dns_label(t, f"templates.{t}")
+        v.mapping(body, f"templates.{t}", allowed=TEMPLATE_FIELDS)
+        parser.templates[t] = parser.template(body, f"templates.{t}")
+    raw_steps = m["steps"]
+    if not isinstance(raw_steps, list) or not raw_steps:
+        v.fail("steps", f"must be a non-empty list of steps, got {kind_of(raw_steps)}")
+    steps = tuple(_step(parser, s, i) for i, s in enumerate(raw_steps))
+    return Scenario(name=name, description=description.strip(), source=str(p), definition=definition,
+                    scheduler=scheduler, steps=steps, pods=tuple(parser.created))
+
+
+def _step(p: Parser, raw: Any, i: int) -> Step:
+    v = p.v
+    where = f"steps[{i}]"
+    if not isinstance(raw, dict) or len(raw) != 1:
+        v.fail(where, f"must be a mapping with exactly one step name (one of: {', '.join(STEPS)})")
+    (kind, body), = raw.items()
+    if kind not in STEPS:
+        hint = " (fixed sleeps are not steps: wait for a signal with 'wait' or 'expect')" \
+            if kind in ("sleep", "pause") else ""
+        v.fail(f"{where}.{kind}", f"unknown step (known: {', '.join(STEPS)}){hint}")
+    action = STEPS[kind](p, {} if body is None else body, f"{where}.{kind}")
+    return Step(kind=kind, action=action, index=i, line=(v.lines or {}).get(where, 0))
+
+
+def _file_or_inline(v: Validator, path: Path, raw: Any, key: str, inline: str, load: Callable[[Path], T],
+                    parse: Callable[[Any, str], T]) -> T:
+    """A file named relative to the scenario, or the document written inline under ``key``."""
+    if isinstance(raw, str):
+        return load(resolve_user_path(raw, path.parent))
+    if not isinstance(raw, dict):
+        v.fail(key, f"must be a file name or {inline}, got {kind_of(raw)}")
+    return parse(raw, f"{path}: {key}")
+
+
+def is_scenario_file(path: Path) -> bool:
+    return path.name.endswith(SUFFIX)
+
+
+def referenced_files(path: str | Path) -> tuple[Path | None, Path | None]:
+    """The cluster definition and scheduler configuration files a scenario names (None when inline or absent)."""
+    p = Path(path)
+    doc, _ = read_yaml(p, "scenario")
+    refs: list[Path | None] = []
+    for key in ("cluster", "scheduler"):
+        value = doc.get(key) if isinstance(doc, dict) else None
+        refs.append(resolve_user_path(value, p.parent).resolve() if isinstance(value, str) else None)
+    return refs[0], refs[1]

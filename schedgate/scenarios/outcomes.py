@@ -1,0 +1,275 @@
+"""``expect``: exactly one outcome, each a class that parses its own body and checks itself.
+
+An outcome registers with :func:`outcome`; ``about_pods`` says whether the
+``expect`` step must name ``pods``, ``extras`` the other ``expect`` fields it
+takes (``never``, ``distinctNodes``). Every check waits on a positive signal
+under the step's deadline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from schedgate.objects.events import summarize
+from schedgate.objects.matchers import gone, scheduled_on, scheduling_error, unschedulable
+from schedgate.objects.metrics import MetricsSnapshot
+from schedgate.scenarios.parse import Parser
+from schedgate.scenarios.run import Run
+from schedgate.scenarios.steps import step
+
+
+class Outcome(Protocol):
+    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None: ...
+
+
+@dataclass(frozen=True)
+class OutcomeKind:
+    parse: Callable[[Parser, Any, dict[str, Any], str], Outcome]
+    about_pods: bool
+    extras: tuple[str, ...]
+
+
+OUTCOMES: dict[str, OutcomeKind] = {}
+K = TypeVar("K", bound=type)
+
+
+def outcome(name: str, *, about_pods: bool = True, extras: tuple[str, ...] = ()) -> Callable[[K], K]:
+    def register(cls: K) -> K:
+        OUTCOMES[name] = OutcomeKind(cls.parse, about_pods, extras)  # type: ignore[attr-defined]
+        return cls
+
+    return register
+
+
+@step("expect")
+@dataclass(frozen=True)
+class Expect:
+    what: str
+    outcome: Outcome
+    pods: tuple[str, ...]
+    timeout: float
+    index: int
+
+    @classmethod
+    def parse(cls, p: Parser, raw: Any, w: str) -> Expect:
+        v = p.v
+        extras = sorted({x for k in OUTCOMES.values() for x in k.extras})
+        m = v.mapping(raw, w, allowed=("pods", "timeout", *extras, *OUTCOMES))
+        found = [k for k in OUTCOMES if k in m]
+        if len(found) != 1:
+            v.fail(w, f"needs exactly one outcome of: {', '.join(OUTCOMES)}"
+                      + (f" (got {', '.join(found)})" if found else ""))
+        what = found[0]
+        kind = OUTCOMES[what]
+        if kind.about_pods and "pods" not in m:
+            v.fail(f"{w}.pods", f"required field is missing (expect {what} is about pods)")
+        if not kind.about_pods and "pods" in m:
+            v.fail(f"{w}.pods", f"expect {what} is not about pods; remove 'pods'")
+        for extra in extras:
+            if extra in m and extra not in kind.extras:
+                takers = ", ".join(k for k, o in OUTCOMES.items() if extra in o.extras)
+                v.fail(f"{w}.{extra}", f"goes only with {takers}")
+        pods = tuple(p.pod_set(m["pods"], f"{w}.pods")) if "pods" in m else ()
+        index = int(w.split("[", 1)[1].split("]", 1)[0])
+        return cls(what=what, outcome=kind.parse(p, m[what], m, f"{w}.{what}"), pods=pods, timeout=p.timeout(m, w),
+                   index=index)
+
+    def run(self, r: Run) -> None:
+        self.outcome.check(r, list(self.pods), self.timeout, self.index)
+
+
+@outcome("scheduledOn", extras=("never", "distinctNodes"))
+@dataclass(frozen=True)
+class ScheduledOn:
+    """Bound inside ``nodes``; never on ``never`` (default: every other node); optionally on N distinct nodes."""
+
+    nodes: tuple[str, ...]
+    never: tuple[str, ...]
+    distinct_nodes: int | None
+
+    @classmethod
+    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> ScheduledOn:
+        allowed = p.node_set(body, w)
+        expect = w.rsplit(".", 1)[0]
+        never = p.node_set(m["never"], f"{expect}.never") if "never" in m else \
+            [n.name for n in p.definition.nodes() if n.name not in allowed]
+        both = sorted(set(allowed) & set(never))
+        if both:
+            p.v.fail(f"{expect}.never", f"nodes both allowed and forbidden: {', '.join(both)}")
+        distinct = p.v.whole(m["distinctNodes"], f"{expect}.distinctNodes", minimum=1) if "distinctNodes" in m \
+            else None
+        return cls(nodes=tuple(allowed), never=tuple(never), distinct_nodes=distinct)
+
+    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
+        r.each(pods, scheduled_on(self.nodes, never=self.never), timeout)
+        used = sorted({r.pod(n).node_name or "" for n in pods})
+        if self.distinct_nodes is not None and len(used) != self.distinct_nodes:
+            raise AssertionError(f"{len(pods)} pods landed on {len(used)} distinct nodes {used}; "
+                                 f"expected {self.distinct_nodes}")
+        r.figure(f"step {index}: nodes used", ", ".join(used))
+
+
+def _message(p: Parser, body: Any, w: str) -> str | None:
+    if body is True or body is None:
+        return None
+    mm = p.v.mapping(body, w, allowed=("message",))
+    return p.v.regex(mm["message"], f"{w}.message") if "message" in mm else None
+
+
+@outcome("unschedulable")
+@dataclass(frozen=True)
+class Unschedulable:
+    """PodScheduled=False, reason Unschedulable (a SchedulerError fails at once)."""
+
+    message: str | None
+
+    @classmethod
+    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Unschedulable:
+        return cls(_message(p, body, w))
+
+    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
+        r.each(pods, unschedulable(self.message), timeout)
+
+
+@outcome("schedulingError")
+@dataclass(frozen=True)
+class SchedulingError:
+    """PodScheduled=False, reason SchedulerError (Unschedulable fails at once)."""
+
+    message: str | None
+
+    @classmethod
+    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> SchedulingError:
+        return cls(_message(p, body, w))
+
+    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
+        r.each(pods, scheduling_error(self.message), timeout)
+
+
+def _true(p: Parser, body: Any, w: str) -> None:
+    if body is not True:
+        p.v.fail(w, f"must be true, got {body!r}")
+
+
+@outcome("gone")
+@dataclass(frozen=True)
+class Gone:
+    @classmethod
+    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Gone:
+        _true(p, body, w)
+        return cls()
+
+    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
+        r.each(pods, gone(), timeout)
+
+
+@outcome("untouched")
+@dataclass(frozen=True)
+class Untouched:
+    """Not bound, no PodScheduled condition, no event: no scheduler took the pod."""
+
+    @classmethod
+    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Untouched:
+        _true(p, body, w)
+        return cls()
+
+    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
+        for name in pods:
+            pod = r.pod(name).refresh()
+            touched = r.ns.events.for_pod(pod)
+            if pod.node_name or pod.condition() is not None or touched:
+                raise AssertionError(f"pod {name} was touched by a scheduler: {pod.state()}; events: "
+                                     + ("; ".join(summarize(e) for e in touched) or "none"))
+
+
+@outcome("event")
+@dataclass(frozen=True)
+class Event:
+    reason: str
+    by: str | None
+    message: str | None
+    type: str | None
+
+    @classmethod
+    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Event:
+        v = p.v
+        mm = v.mapping(body, w, required=("reason",), allowed=("reason", "by", "message", "type"))
+        if mm.get("type") not in (None, "Normal", "Warning"):
+            v.fail(f"{w}.type", f"must be Normal or Warning, got {mm['type']!r}")
+        return cls(reason=v.string(mm["reason"], f"{w}.reason"),
+                   by=v.string(mm["by"], f"{w}.by") if "by" in mm else None,
+                   message=v.regex(mm["message"], f"{w}.message") if "message" in mm else None,
+                   type=mm.get("type"))
+
+    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
+        for name in pods:
+            r.ns.events.expect(r.pod(name), self.reason, by=self.by, message=self.message, type=self.type,
+                               timeout=timeout)
+
+
+BOUNDS = ("equals", "atLeast", "atMost")
+
+
+@outcome("metric", about_pods=False)
+@dataclass(frozen=True)
+class Metric:
+    """A scheduler's /metrics sample (summed over matching labels) within bounds."""
+
+    scheduler: str
+    name: str
+    labels: tuple[tuple[str, str], ...]
+    bounds: tuple[tuple[str, float], ...]
+
+    @classmethod
+    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Metric:
+        v = p.v
+        mm = v.mapping(body, w, required=("scheduler", "name"), allowed=("scheduler", "name", "labels", *BOUNDS))
+        bounds = tuple((k, v.number(mm[k], f"{w}.{k}", minimum=float("-inf"), maximum=float("inf")))
+                       for k in BOUNDS if k in mm)
+        if not bounds:
+            v.fail(w, "needs equals, atLeast or atMost")
+        labels = v.mapping(mm.get("labels") or {}, f"{w}.labels")
+        return cls(scheduler=v.string(mm["scheduler"], f"{w}.scheduler"), name=v.string(mm["name"], f"{w}.name"),
+                   labels=tuple((k, str(x)) for k, x in labels.items()), bounds=bounds)
+
+    def value(self, s: MetricsSnapshot) -> float:
+        return s.value(self.name, **dict(self.labels))
+
+    def ok(self, s: MetricsSnapshot) -> bool:
+        v = self.value(s)
+        test = {"equals": lambda b: v == b, "atLeast": lambda b: v >= b, "atMost": lambda b: v <= b}
+        return all(test[k](b) for k, b in self.bounds)
+
+    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
+        proc = r.cluster.scheduler(self.scheduler)
+        shown = ", ".join(f"{k} {b:g}" for k, b in self.bounds)
+        sel = self.name + ("{" + ",".join(f'{k}="{x}"' for k, x in self.labels) + "}" if self.labels else "")
+        try:
+            proc.wait_for_metrics(self.ok, f"{sel} {shown}", timeout=timeout)
+        except AssertionError as e:
+            raise AssertionError(f"{e} (last value {self.value(proc.metrics()):g})") from None
+
+
+@outcome("wholeFreeNodes", about_pods=False)
+@dataclass(frozen=True)
+class WholeFreeNodes:
+    """How many of ``nodes`` have ``size`` allocatable GPUs and none in use."""
+
+    nodes: tuple[str, ...]
+    count: int
+    size: int
+
+    @classmethod
+    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> WholeFreeNodes:
+        mm = p.v.mapping(body, w, required=("nodes", "count"), allowed=("nodes", "count", "size"))
+        return cls(nodes=tuple(p.node_set(mm["nodes"], f"{w}.nodes")), count=p.v.whole(mm["count"], f"{w}.count"),
+                   size=p.v.whole(mm.get("size", 8), f"{w}.size", minimum=1))
+
+    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
+        whole = r.cluster.whole_free_nodes(self.nodes, self.size)
+        r.figure(f"step {index}: whole free {self.size}-GPU nodes", len(whole))
+        if len(whole) != self.count:
+            raise AssertionError(f"{len(whole)} whole free {self.size}-GPU nodes {whole} among "
+                                 f"{list(self.nodes)}; expected {self.count}")

@@ -1,0 +1,180 @@
+"""What every step's parser shares: the file's validator, its cluster, the pods created so far, the
+templates, and the checks for node sets, pod sets, templates, timeouts and referenced files."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, TypeVar
+
+from schedgate.objects.builders import PodBuilder, make_pod
+from schedgate.spec.cluster import ClusterDefinition
+from schedgate.spec.schedconfig import SchedulerConfig
+from schedgate.spec.shipped import resolve_user_path
+from schedgate.spec.validate import MAX_SECONDS, Validator, kind_of
+
+T = TypeVar("T")
+DEFAULT_TIMEOUT = 30.0
+MAX_PODS = 10_000        # pods one scenario creates
+
+
+@dataclass(frozen=True)
+class Template:
+    """A validated pod template: the shorthand fields of a scenario file, as a builder makes them."""
+
+    gpus: int | None = None
+    requests: tuple[tuple[str, str], ...] = ()
+    scheduler: str | None = None
+    require_labels: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    forbid_labels: tuple[str, ...] = ()
+    tolerations: tuple[tuple[str, str, str], ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
+    annotations: tuple[tuple[str, str], ...] = ()
+    node: str | None = None
+    priority_class: str | None = None
+
+    def merged(self, other: Template) -> Template:
+        """``other``'s fields over this one's (a step's own fields over its template's)."""
+        changes = {k: v for k, v in other.__dict__.items() if v not in (None, ())}
+        if other.requests:
+            changes["requests"] = tuple({**dict(self.requests), **dict(other.requests)}.items())
+        return replace(self, **changes)
+
+    def builder(self, name: str) -> PodBuilder:
+        b = make_pod(name)
+        if self.gpus is not None:
+            b = b.gpus(self.gpus)
+        for r, q in self.requests:
+            b = b.request(r, q)
+        if self.scheduler:
+            b = b.scheduler(self.scheduler)
+        for key, values in self.require_labels:
+            b = b.require_label(key, *values)
+        for key in self.forbid_labels:
+            b = b.forbid_label(key)
+        for key, value, effect in self.tolerations:
+            b = b.tolerate(key, value, effect)
+        for k, v in self.labels:
+            b = b.label(k, v)
+        for k, v in self.annotations:
+            b = b.annotate(k, v)
+        if self.node:
+            b = b.on_node(self.node)
+        if self.priority_class:
+            b = b.priority(self.priority_class)
+        return b
+
+
+TEMPLATE_FIELDS = ("gpus", "cpu", "memory", "requests", "scheduler", "requireLabels", "forbidLabels",
+                   "tolerations", "labels", "annotations", "node", "priorityClass")
+
+
+@dataclass
+class Parser:
+    """The state of one scenario file's parse, in step order."""
+
+    path: Path
+    v: Validator
+    definition: ClusterDefinition
+    load_config: Callable[[Path], SchedulerConfig]
+    created: list[str] = field(default_factory=list)
+    templates: dict[str, Template] = field(default_factory=dict)
+
+    def referenced(self, value: str) -> Path:
+        """A file named relative to the scenario's folder, else to schedgate's shipped files."""
+        return resolve_user_path(value, self.path.parent)
+
+    def timeout(self, m: dict[str, Any], w: str) -> float:
+        return self.v.number(m.get("timeout", DEFAULT_TIMEOUT), f"{w}.timeout", minimum=0.1, maximum=MAX_SECONDS)
+
+    def node_set(self, raw: Any, where: str) -> list[str]:
+        """Node and pool names, expanded to node names in definition order."""
+        names = self.v.strings(raw, where)
+        pools = {p.name: p.node_names() for p in self.definition.pools}
+        known = {n.name for n in self.definition.nodes()}
+        out: list[str] = []
+        for i, n in enumerate(names):
+            if n in pools:
+                out += [x for x in pools[n] if x not in out]
+            elif n in known:
+                if n not in out:
+                    out.append(n)
+            else:
+                self.v.fail(f"{where}[{i}]" if isinstance(raw, list) else where,
+                            f"unknown node or pool {n!r} in cluster {self.definition.name!r} "
+                            f"(pools: {', '.join(pools)})")
+        return out
+
+    def pod_set(self, raw: Any, where: str) -> list[str]:
+        """Pod names or globs (``infer-*``), each matching a pod an earlier step created."""
+        out: list[str] = []
+        for i, pattern in enumerate(self.v.strings(raw, where)):
+            hits = [p for p in self.created if fnmatch.fnmatchcase(p, pattern)]
+            if not hits:
+                self.v.fail(f"{where}[{i}]" if isinstance(raw, list) else where,
+                            f"no pod created by an earlier step matches {pattern!r}")
+            out += [h for h in hits if h not in out]
+        return out
+
+    def create(self, names: list[str], w: str) -> None:
+        """Record the pods step ``w`` creates; too many pods, or a name used twice, fails here."""
+        if len(self.created) + len(names) > MAX_PODS:
+            self.v.fail(f"{w}.count", f"a scenario creates at most {MAX_PODS} pods; this step would make it "
+                                      f"{len(self.created) + len(names)}")
+        for n in names:
+            if n in self.created:
+                self.v.fail(f"{w}.name", f"pod {n!r} is already created by an earlier step")
+            if len(n) > 63:
+                self.v.fail(f"{w}.name", f"pod name {n!r} is longer than 63 characters")
+        self.created += names
+
+    def config(self, name: str) -> SchedulerConfig:
+        return self.load_config(self.referenced(name))
+
+    def template(self, raw: Any, where: str) -> Template:
+        """The shorthand pod fields of a template or a ``createPods`` step."""
+        v = self.v
+        m = {k: x for k, x in v.mapping(raw, where).items() if k in TEMPLATE_FIELDS}
+        requests: dict[str, str] = {}
+        for r in ("cpu", "memory"):
+            if r in m:
+                requests.update(v.resources({r: m[r]}, where))
+        if "requests" in m:
+            requests.update(v.resources(m["requests"], f"{where}.requests"))
+        require: list[tuple[str, tuple[str, ...]]] = []
+        for key, vals in (v.mapping(m["requireLabels"], f"{where}.requireLabels") if "requireLabels" in m
+                          else {}).items():
+            w = f"{where}.requireLabels.{key}"
+            v.label_key(key, w)
+            values = vals if isinstance(vals, list) else [v.labels({key: vals}, f"{where}.requireLabels")[key]]
+            require.append((key, tuple(v.strings(values, w))))
+        forbid = v.strings(m["forbidLabels"], f"{where}.forbidLabels") if "forbidLabels" in m else []
+        for i, key in enumerate(forbid):
+            v.label_key(key, f"{where}.forbidLabels[{i}]")
+        node = m.get("node")
+        if "node" in m and (not isinstance(node, str) or node not in {n.name for n in self.definition.nodes()}):
+            v.fail(f"{where}.node", f"must be the name of one node in cluster {self.definition.name!r}, got {node!r}")
+        return Template(
+            gpus=v.whole(m["gpus"], f"{where}.gpus") if "gpus" in m else None,
+            requests=tuple(requests.items()),
+            scheduler=v.string(m["scheduler"], f"{where}.scheduler") if "scheduler" in m else None,
+            require_labels=tuple(require), forbid_labels=tuple(forbid),
+            tolerations=self._tolerations(m["tolerations"], f"{where}.tolerations") if "tolerations" in m else (),
+            labels=tuple(v.labels(m["labels"], f"{where}.labels").items()) if "labels" in m else (),
+            annotations=tuple((a, str(x)) for a, x in v.mapping(m["annotations"], f"{where}.annotations").items())
+            if "annotations" in m else (),
+            node=node if "node" in m else None,
+            priority_class=v.dns_label(m["priorityClass"], f"{where}.priorityClass") if "priorityClass" in m else None)
+
+    def _tolerations(self, raw: Any, w: str) -> tuple[tuple[str, str, str], ...]:
+        v = self.v
+        if not isinstance(raw, list):
+            v.fail(w, f"must be a list, got {kind_of(raw)}")
+        out = []
+        for i, t in enumerate(raw):
+            tm = v.mapping(t, f"{w}[{i}]", required=("key",), allowed=("key", "value", "effect"))
+            v.label_key(str(tm["key"]), f"{w}[{i}].key")
+            out.append((str(tm["key"]), str(tm.get("value") or ""), str(tm.get("effect") or "NoSchedule")))
+        return tuple(out)

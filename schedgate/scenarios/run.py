@@ -1,0 +1,91 @@
+"""Running a scenario file's steps against a cluster (see :mod:`schedgate.scenarios.load`).
+
+Every action is a call on the same API the Python scenarios use; every
+expectation waits on a positive signal under a hard deadline and fails with
+an ``AssertionError`` naming the file, the step and its line.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from schedgate.cluster import Cluster
+from schedgate.faults.extender import Extender
+from schedgate.kube.watch import Matcher, wait_for
+from schedgate.objects.pods import Namespace, Pod
+from schedgate.report.figures import Report
+from schedgate.runtime.scheduler import Scheduler
+from schedgate.spec.schedconfig import SchedulerConfig
+
+
+class Action(Protocol):
+    """What a step does (each step kind of :mod:`.steps` is one)."""
+
+    def run(self, r: Run) -> None: ...
+
+
+class StepLike(Protocol):
+    @property
+    def action(self) -> Action: ...
+
+    def title(self) -> str: ...
+
+
+class Steps(Protocol):
+    """A loaded scenario (:class:`~schedgate.scenarios.load.Scenario`), as its run needs it."""
+
+    @property
+    def source(self) -> str: ...
+
+    @property
+    def steps(self) -> Sequence[StepLike]: ...
+
+
+@dataclass
+class Run:
+    """What the steps act on. ``role_config`` turns a role name (``network-slots``) into the run's file."""
+
+    scenario: Steps
+    cluster: Cluster
+    ns: Namespace
+    start_scheduler: Callable[[SchedulerConfig], Scheduler]
+    role_config: Callable[[str], SchedulerConfig]
+    report: Report | None = None
+    pods: dict[str, Pod] = field(default_factory=dict)
+    extender: Extender | None = None
+    transcript: list[str] = field(default_factory=list)
+
+    def close(self) -> None:
+        if self.extender is not None:
+            self.extender.down()
+
+    def run(self) -> None:
+        started = time.monotonic()
+        try:
+            for step in self.scenario.steps:
+                t0 = time.monotonic()
+                try:
+                    step.action.run(self)
+                except AssertionError as e:
+                    self.transcript.append(f"{time.monotonic() - started:7.2f}s  {step.title()}: FAILED")
+                    raise AssertionError(f"{self.scenario.source}: {step.title()}: {e}") from None
+                self.transcript.append(f"{time.monotonic() - started:7.2f}s  {step.title()}: ok "
+                                       f"({time.monotonic() - t0:.2f}s)")
+        finally:
+            self.close()
+
+    def pod(self, name: str) -> Pod:
+        return self.pods[name]
+
+    def each(self, names: list[str], matcher: Matcher, timeout: float) -> None:
+        """Wait for every pod named to match, all under one deadline."""
+        deadline = time.monotonic() + timeout
+        for name in names:
+            wait_for(self.pod(name), matcher, timeout=max(0.5, deadline - time.monotonic()))
+
+    def figure(self, name: str, value: float | int | str) -> None:
+        if self.report:
+            self.report.figure(name, value)

@@ -1,0 +1,152 @@
+"""The scenario steps: one class each, which parses its own fields and runs itself.
+
+A step class registers under its name with :func:`step`; it is a frozen
+dataclass of its validated arguments, with ``parse(parser, raw, where)`` (every
+problem one line naming file, field and line) and ``run(run)``. Adding a step
+is one class; the loader reads the registry. Pod steps and sequencing waits are
+here, node edits in :mod:`.node_steps`, schedulers and the extender in
+:mod:`.control_steps`, ``expect`` and its outcomes in :mod:`.outcomes`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from schedgate.kube.watch import Matcher, wait_for
+from schedgate.objects.matchers import bound, decided, gone, scheduling_error, unschedulable
+from schedgate.scenarios.parse import MAX_PODS, TEMPLATE_FIELDS, Parser, Template
+from schedgate.scenarios.run import Action, Run
+from schedgate.spec.validate import short
+
+Parse = Callable[[Parser, Any, str], Action]
+STEPS: dict[str, Parse] = {}
+A = TypeVar("A", bound=type)
+
+
+def step(name: str) -> Callable[[A], A]:
+    """Register a step class under ``name`` (its ``parse`` classmethod builds it from the file)."""
+
+    def register(cls: A) -> A:
+        STEPS[name] = cls.parse  # type: ignore[attr-defined]
+        return cls
+
+    return register
+
+
+# -- pods ----------------------------------------------------------------------------
+@step("createPods")
+@dataclass(frozen=True)
+class CreatePods:
+    """``name``, ``count`` (``name-1..name-N``), ``template`` and any template field, ``oneAtATime``."""
+
+    names: tuple[str, ...]
+    template: Template
+    one_at_a_time: bool
+    timeout: float
+
+    @classmethod
+    def parse(cls, p: Parser, raw: Any, w: str) -> CreatePods:
+        v = p.v
+        m = v.mapping(raw, w, required=("name",),
+                      allowed=("name", "count", "template", "oneAtATime", "timeout", *TEMPLATE_FIELDS))
+        base = Template()
+        if "template" in m:
+            t = v.string(m["template"], f"{w}.template")
+            if t not in p.templates:
+                v.fail(f"{w}.template", f"unknown template {t!r} (templates: {', '.join(p.templates) or 'none'})")
+            base = p.templates[t]
+        template = base.merged(p.template(m, w))
+        name = v.dns_label(m["name"], f"{w}.name")
+        count = v.whole(m.get("count", 1), f"{w}.count", minimum=1, maximum=MAX_PODS)
+        names = [name] if count == 1 else [f"{name}-{n}" for n in range(1, count + 1)]
+        p.create(names, w)
+        return cls(names=tuple(names), template=template,
+                   one_at_a_time=v.flag(m.get("oneAtATime", False), f"{w}.oneAtATime"), timeout=p.timeout(m, w))
+
+    def run(self, r: Run) -> None:
+        for name in self.names:
+            pod = self.template.builder(name).create(r.ns)
+            r.pods[name] = pod
+            if self.one_at_a_time:
+                wait_for(pod, decided(), timeout=self.timeout)
+
+
+@step("deletePods")
+@dataclass(frozen=True)
+class DeletePods:
+    pods: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, p: Parser, raw: Any, w: str) -> DeletePods:
+        m = p.v.mapping(raw, w, required=("pods",), allowed=("pods",))
+        return cls(pods=tuple(p.pod_set(m["pods"], f"{w}.pods")))
+
+    def run(self, r: Run) -> None:
+        for name in self.pods:
+            r.pod(name).delete()
+
+
+@step("annotatePods")
+@dataclass(frozen=True)
+class AnnotatePods:
+    """Set (or with null remove) annotations on live pods, e.g. to lift a NetworkSlots fault."""
+
+    pods: tuple[str, ...]
+    annotations: tuple[tuple[str, str | None], ...]
+
+    @classmethod
+    def parse(cls, p: Parser, raw: Any, w: str) -> AnnotatePods:
+        m = p.v.mapping(raw, w, required=("pods", "annotations"), allowed=("pods", "annotations"))
+        ann = p.v.mapping(m["annotations"], f"{w}.annotations")
+        return cls(pods=tuple(p.pod_set(m["pods"], f"{w}.pods")),
+                   annotations=tuple((k, None if x is None else str(x)) for k, x in ann.items()))
+
+    def run(self, r: Run) -> None:
+        for name in self.pods:
+            for k, val in self.annotations:
+                r.pod(name).annotate(k, val)
+
+
+@step("sync")
+@dataclass(frozen=True)
+class Sync:
+    """Wait until every scheduler has seen every change so far (the cache barrier)."""
+
+    @classmethod
+    def parse(cls, p: Parser, raw: Any, w: str) -> Sync:
+        p.v.mapping(raw, w, allowed=())
+        return cls()
+
+    def run(self, r: Run) -> None:
+        r.cluster.sync_schedulers()
+
+
+WAIT_UNTIL: dict[str, Callable[[], Matcher]] = {
+    "scheduled": bound, "unschedulable": unschedulable, "schedulingError": scheduling_error,
+    "decided": decided, "gone": gone}
+
+
+@step("wait")
+@dataclass(frozen=True)
+class Wait:
+    """A sequencing wait on a positive signal (never a fixed time)."""
+
+    pods: tuple[str, ...]
+    until: str
+    timeout: float
+
+    @classmethod
+    def parse(cls, p: Parser, raw: Any, w: str) -> Wait:
+        v = p.v
+        m = v.mapping(raw, w, allowed=("pods", "until", "timeout", "seconds"))
+        if "seconds" in m:
+            v.fail(f"{w}.seconds", "fixed sleeps are not supported: wait for a signal ('until') or 'expect'")
+        m = v.mapping(raw, w, required=("pods", "until"))
+        if m["until"] not in WAIT_UNTIL:
+            v.fail(f"{w}.until", f"must be one of {', '.join(WAIT_UNTIL)}, got {short(m['until'])}")
+        return cls(pods=tuple(p.pod_set(m["pods"], f"{w}.pods")), until=m["until"], timeout=p.timeout(m, w))
+
+    def run(self, r: Run) -> None:
+        r.each(list(self.pods), WAIT_UNTIL[self.until](), self.timeout)

@@ -1,0 +1,166 @@
+"""The scheduler configuration under test.
+
+Users bring a whole ``KubeSchedulerConfiguration`` or just its ``profiles``
+(the design shows a fragment "to be merged into the cluster's configuration").
+schedgate fills in only what it owns — where the scheduler finds the API server
+and which leader-election lease it holds — and keeps every other setting as
+written. A user's value for an owned field is replaced and reported, never
+dropped in silence. Everything schedgate does not own is left for the real
+scheduler to validate: a configuration it refuses is reported with its own
+words (see :class:`schedgate.errors.ComponentError`).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from schedgate.errors import DefinitionError
+from schedgate.spec.yamlfile import read_yaml
+
+API_VERSION = "kubescheduler.config.k8s.io/v1"
+KIND = "KubeSchedulerConfiguration"
+DEFAULT_SCHEDULER = "default-scheduler"
+LEASE_NAMESPACE = "kube-system"
+# An extender urlPrefix that schedgate replaces with the URL of the extender it runs.
+EXTENDER_PLACEHOLDER = "schedgate:extender"
+
+
+@dataclass(frozen=True)
+class SchedulerConfig:
+    """A validated scheduler configuration, as the user wrote it."""
+
+    source: str
+    doc: dict[str, Any]
+    fragment: bool
+
+    @property
+    def profile_names(self) -> list[str]:
+        return [p["schedulerName"] for p in self.doc["profiles"]]
+
+    @property
+    def lease_name(self) -> str:
+        """The lease this scheduler holds: named after its first profile."""
+        return self.profile_names[0]
+
+    def per_profile(self) -> list[SchedulerConfig]:
+        """One configuration per profile, everything else kept: to run each profile in its own process."""
+        out = []
+        for prof in self.doc["profiles"]:
+            doc = copy.deepcopy(self.doc)
+            doc["profiles"] = [copy.deepcopy(prof)]
+            out.append(SchedulerConfig(source=self.source, doc=doc, fragment=self.fragment))
+        return out
+
+    @property
+    def shared_pools(self) -> list[tuple[str, str]]:
+        """The ConfigMaps (namespace, name) NetworkSlots claims slots in (``args.sharedPool``), sorted."""
+        pools = set()
+        for prof in self.doc["profiles"]:
+            for pc in prof.get("pluginConfig") or []:
+                if (pc or {}).get("name") != "NetworkSlots":
+                    continue
+                pool = ((pc or {}).get("args") or {}).get("sharedPool")
+                if isinstance(pool, dict) and pool.get("namespace") and pool.get("name"):
+                    pools.add((str(pool["namespace"]), str(pool["name"])))
+        return sorted(pools)
+
+    def with_extender(self, url: str) -> SchedulerConfig:
+        """This configuration with every ``urlPrefix: schedgate:extender`` pointed at ``url``."""
+        doc = copy.deepcopy(self.doc)
+        for ext in doc.get("extenders") or []:
+            if ext.get("urlPrefix") == EXTENDER_PLACEHOLDER:
+                ext["urlPrefix"] = url
+        return SchedulerConfig(source=self.source, doc=doc, fragment=self.fragment)
+
+    def renamed(self, suffix: str) -> SchedulerConfig:
+        """This configuration with every profile's ``schedulerName`` ending in ``suffix`` (so its own lease)."""
+        doc = copy.deepcopy(self.doc)
+        for prof in doc["profiles"]:
+            prof["schedulerName"] = f"{prof['schedulerName']}{suffix}"
+        return SchedulerConfig(source=f"{self.source} (profiles renamed *{suffix})", doc=doc, fragment=self.fragment)
+
+    def effective(self, kubeconfig: str, lease: str | None = None) -> EffectiveConfig:
+        """The configuration the scheduler is started with, and what was replaced."""
+        doc = copy.deepcopy(self.doc)
+        doc["apiVersion"], doc["kind"] = API_VERSION, KIND
+        replaced: list[str] = []
+        owned = {
+            ("clientConnection", "kubeconfig"): kubeconfig,
+            ("leaderElection", "leaderElect"): True,
+            ("leaderElection", "resourceLock"): "leases",
+            ("leaderElection", "resourceName"): lease or self.lease_name,
+            ("leaderElection", "resourceNamespace"): LEASE_NAMESPACE,
+        }
+        for (section, key), value in owned.items():
+            sect = doc.setdefault(section, {})
+            if key in sect and sect[key] != value:
+                replaced.append(f"{section}.{key}: {sect[key]!r} replaced by {value!r} (schedgate owns it)")
+            sect[key] = value
+        return EffectiveConfig(doc=doc, replaced=replaced)
+
+
+@dataclass(frozen=True)
+class EffectiveConfig:
+    doc: dict[str, Any]
+    replaced: list[str] = field(default_factory=list)
+
+    def write(self, path: Path) -> Path:
+        path.write_text(yaml.safe_dump(self.doc, sort_keys=False))
+        return path
+
+
+def default_scheduler_config() -> SchedulerConfig:
+    """The cluster's own default scheduler: upstream defaults, its usual lease."""
+    doc = {"apiVersion": API_VERSION, "kind": KIND, "profiles": [{"schedulerName": DEFAULT_SCHEDULER}]}
+    return SchedulerConfig(source="<default-scheduler>", doc=doc, fragment=False)
+
+
+def load_scheduler_config(path: str | Path, *, allow_default_profile: bool = False) -> SchedulerConfig:
+    """Read a KubeSchedulerConfiguration (or a ``profiles:`` fragment) and check its shape."""
+    doc, _ = read_yaml(path, "scheduler configuration")
+    return parse_scheduler_config(doc, source=str(path), allow_default_profile=allow_default_profile)
+
+
+def parse_scheduler_config(doc: Any, source: str = "<memory>", *,
+                           allow_default_profile: bool = False) -> SchedulerConfig:
+    if not isinstance(doc, dict):
+        raise DefinitionError(source, "", f"must be a KubeSchedulerConfiguration or a 'profiles:' mapping, "
+                                          f"got {type(doc).__name__ if doc is not None else 'an empty file'}")
+    fragment = "kind" not in doc and "apiVersion" not in doc
+    if fragment:
+        extra = sorted(set(doc) - {"profiles"})
+        if extra:
+            raise DefinitionError(source, extra[0], "a fragment holds only 'profiles'; "
+                                                    f"write a whole {KIND} to set other fields")
+    else:
+        if doc.get("kind") != KIND:
+            raise DefinitionError(source, "kind", f"must be {KIND}, got {doc.get('kind')!r}")
+        if doc.get("apiVersion") != API_VERSION:
+            raise DefinitionError(source, "apiVersion", f"must be {API_VERSION}, got {doc.get('apiVersion')!r}")
+    profiles = doc.get("profiles")
+    if not isinstance(profiles, list) or not profiles:
+        raise DefinitionError(source, "profiles", "must be a non-empty list of profiles")
+    seen: set[str] = set()
+    for i, prof in enumerate(profiles):
+        if not isinstance(prof, dict):
+            raise DefinitionError(source, f"profiles[{i}]", "must be a mapping")
+        name = prof.get("schedulerName")
+        if not isinstance(name, str) or not name:
+            raise DefinitionError(source, f"profiles[{i}].schedulerName",
+                                  "required: the name pods use in spec.schedulerName")
+        if name in seen:
+            raise DefinitionError(source, f"profiles[{i}].schedulerName", f"{name!r} is used by two profiles")
+        if name == DEFAULT_SCHEDULER and not allow_default_profile:
+            raise DefinitionError(source, f"profiles[{i}].schedulerName",
+                                  f"{DEFAULT_SCHEDULER!r} is served by the cluster's own default scheduler; "
+                                  "give the profile under test its own name")
+        seen.add(name)
+    for section in ("clientConnection", "leaderElection"):
+        if section in doc and not isinstance(doc[section], dict):
+            raise DefinitionError(source, section, "must be a mapping")
+    return SchedulerConfig(source=source, doc=copy.deepcopy(doc), fragment=fragment)

@@ -1,0 +1,26 @@
+"""Where the files schedgate ships with are: default cluster definitions, profiles, mutants, the Go
+module its binaries are built from, and its scripts.
+
+Every path to a shipped file goes through :func:`shipped`, so there is one place that knows where
+they live.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def shipped(relative: str | Path) -> Path:
+    """A shipped file, by its path relative to schedgate's project folder (``clusters/inference.yaml``)."""
+    return ROOT / relative
+
+
+def resolve_user_path(value: str | Path, base: Path) -> Path:
+    """A file a user names: absolute as given; else beside ``base`` if it exists there, else shipped."""
+    p = Path(value)
+    if p.is_absolute():
+        return p
+    beside = base / p
+    return beside if beside.exists() or not shipped(p).exists() else shipped(p)

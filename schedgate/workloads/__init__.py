@@ -1,0 +1,1 @@
+"""The design's vocabulary as builders: GPU inference pods, training pods, fillers (:mod:`.gpu`)."""

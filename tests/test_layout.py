@@ -1,0 +1,138 @@
+"""The package's layers: no import cycle, one contract that `make lint` enforces, and the old flat import
+paths still working for scenarios and users written against them."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+PACKAGE = ROOT / "schedgate"
+
+# What scenarios, tests and user code imported from the flat layout (each name as it was used).
+OLD_IMPORTS = {
+    "schedgate.api": ["is_transient", "read", "read_json", "TRANSIENT_STATUS"],
+    "schedgate.apiproxy": ["ApiProxy"],
+    "schedgate.builders": ["HIGH_SPEED_NET", "Pod", "PodBuilder", "make_pod"],
+    "schedgate.cluster": ["SYNC_NODE", "SYNC_KEY", "SYSTEM_NAMESPACE", "Cluster", "ComponentDied", "Namespace"],
+    "schedgate.definitions": ["API_VERSION", "GPU", "TAINT_EFFECTS", "ClusterDefinition", "NodeSpec", "Pool", "Taint",
+                              "load_definition", "parse_definition"],
+    "schedgate.errors": ["SchedgateError", "DefinitionError", "ToolchainError", "ComponentError"],
+    "schedgate.events": ["EventLog", "summarize"],
+    "schedgate.extender": ["NETWORK_SLOT", "Extender", "Faults"],
+    "schedgate.fixtures": ["cluster", "events", "extender", "extender_scheduler", "ns", "report", "schedulers",
+                           "slow_api"],
+    "schedgate.gpu": ["PACKING", "DEFAULT", "gpu_pod", "cpu_pod", "fill_gpus", "place_in_order"],
+    "schedgate.kind": ["cluster_name", "definition_digest", "kind_config", "kind_error", "kubelet_may_set",
+                       "resource_scale", "PodScheduler", "StaticScheduler"],
+    "schedgate.metrics": ["MetricsSnapshot", "Sample", "parse_metrics"],
+    "schedgate.mutants": ["header", "caught_by", "main"],
+    "schedgate.options": ["slots_config", "shared_slots_config", "tenant_config", "extender_config", "request_from",
+                          "EXTENDER_KINDS"],
+    "schedgate.picture": ["FREE", "OVERFLOW", "placement_html", "pod_color"],
+    "schedgate.procs": ["RUN_PREFIX", "RunDir", "Proc", "reap_orphans", "remove_run", "run_dirs"],
+    "schedgate.providers": ["PROVIDERS", "ClusterRequest", "Started", "start_cluster", "read_info", "write_info"],
+    "schedgate.quantity": ["parse_quantity", "scaled"],
+    "schedgate.rbac": ["scheduler_rbac", "grant", "user_subject"],
+    "schedgate.report": ["Report", "figures"],
+    "schedgate.repro": ["Run", "bound", "decided"],
+    "schedgate.scenario": ["Scenario", "Step", "load_scenario", "is_scenario_file", "referenced_files"],
+    "schedgate.schedconfig": ["SchedulerConfig", "load_scheduler_config", "parse_scheduler_config",
+                              "default_scheduler_config", "LEASE_NAMESPACE"],
+    "schedgate.scheduler": ["Scheduler", "SchedulerProcess", "MetricsTimeout", "distinct"],
+    "schedgate.timing": ["PodTiming", "pod_timings", "summary_row"],
+    "schedgate.toolchain": ["cache_root", "pinned_kubernetes_version", "ensure_binaries", "Binaries"],
+    "schedgate.waits": ["MATCH", "Check", "Verdict", "WaitTimeout", "WrongOutcome", "fail", "pending", "gone",
+                        "pod_condition", "describe_pod", "scheduled_on", "scheduling_error", "unschedulable",
+                        "wait_for", "wait_for_items"],
+    "schedgate.yamlfile": ["read_yaml"],
+}
+
+
+@pytest.mark.parametrize("module", sorted(OLD_IMPORTS))
+def test_an_old_import_path_still_gives_every_name_it_gave(module):
+    m = importlib.import_module(module)
+    missing = [n for n in OLD_IMPORTS[module] if not hasattr(m, n)]
+    assert not missing, f"{module} no longer has {missing}"
+
+
+def test_an_old_path_and_its_new_home_give_the_same_objects():
+    from schedgate import waits
+    from schedgate.kube import watch
+    from schedgate.objects import matchers
+
+    assert waits.wait_for is watch.wait_for and waits.scheduled_on is matchers.scheduled_on
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    return ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+
+
+def _imports() -> dict[str, set[str]]:
+    """Module -> the schedgate modules it imports (every import, at any depth, type-checking ones too);
+    ``from package import module`` counts as importing the module."""
+    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = defaultdict(set)
+    for name, path in paths.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("schedgate"):
+                subs = {f"{node.module}.{a.name}" for a in node.names} & set(paths)
+                graph[name] |= subs or {node.module}
+            elif isinstance(node, ast.Import):
+                graph[name] |= {a.name for a in node.names if a.name.startswith("schedgate")}
+        graph.setdefault(name, set())
+    return graph
+
+
+def test_no_module_of_the_package_imports_itself_back_through_others():
+    graph = _imports()
+    known = set(graph)
+    # An import of a package's name means its __init__; the root package (re-exports only) is left out.
+    edges = {m: {t for t in ts if t in known and t != "schedgate"} for m, ts in graph.items() if m != "schedgate"}
+    state: dict[str, int] = {}
+    cycle: list[str] = []
+
+    def visit(m: str, stack: list[str]) -> bool:
+        state[m] = 1
+        for t in sorted(edges.get(m, ())):
+            if state.get(t) == 1:
+                cycle.extend(stack[stack.index(t):] + [m, t] if t in stack else [m, t])
+                return True
+            if state.get(t) is None and visit(t, [*stack, m]):
+                return True
+        state[m] = 2
+        return False
+
+    for m in sorted(edges):
+        if state.get(m) is None and visit(m, []):
+            break
+    assert not cycle, " -> ".join(cycle)
+
+
+def test_the_layers_contract_holds_and_can_fail(tmp_path):
+    """lint-imports keeps the contract; a module that imports upward breaks it (the contract is not vacuous)."""
+    lint = Path(sys.executable).parent / "lint-imports"
+    ok = subprocess.run([str(lint)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0 and "1 kept, 0 broken" in ok.stdout, ok.stdout[-2000:]
+    copy = tmp_path / "tree"
+    shutil.copytree(PACKAGE, copy / "schedgate", ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
+    spec = copy / "schedgate" / "spec" / "upward.py"
+    spec.write_text("from schedgate.cluster import Cluster  # a pure layer reaching up\n")
+    broken = subprocess.run([str(lint)], cwd=copy, capture_output=True, text=True, timeout=300,
+                            env={"PYTHONPATH": str(copy), "PATH": "/usr/bin:/bin"})
+    assert broken.returncode != 0, broken.stdout[-2000:]
+    assert "schedgate.spec.upward -> schedgate.cluster" in broken.stdout, broken.stdout[-2000:]
+
+
+def test_no_module_is_much_over_300_lines():
+    long = {str(p.relative_to(ROOT)): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 330}
+    assert not long, long
