@@ -122,6 +122,7 @@ def _source_key(module_dir: Path, go: str) -> str:
     goversion = subprocess.run([go, "env", "GOVERSION", "GOOS", "GOARCH"], capture_output=True, text=True,
                                check=True).stdout
     h.update(goversion.encode())
+    h.update(repr((MUTANT_VAR, sorted(MUTANT_BUILDS.items()))).encode())  # which binary links which mutant
     files = [module_dir / "go.mod", module_dir / "go.sum"]
     files += sorted(p for p in module_dir.rglob("*.go") if not p.name.endswith("_test.go"))
     for f in files:
@@ -218,7 +219,8 @@ def _build(go: str, module_dir: Path, version: str, final: Path, out: TextIO | N
         if final.exists():
             shutil.rmtree(final)
         staging.rename(final)
-        say(f"schedgate: built {len(COMMANDS)} binaries in {time.monotonic() - started:.0f}s")
+        say(f"schedgate: built {len(COMMANDS)} binaries and {len(MUTANT_BUILDS)} mutants in "
+            f"{time.monotonic() - started:.0f}s")
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
