@@ -110,6 +110,31 @@ def test_missing_go_toolchain_is_one_line(tmp_path):
         "from go/go.mod (install Go 1.26+, or pass --bin-dir with prebuilt binaries)"]
 
 
+def test_a_mutant_build_is_checked_to_be_that_mutant(tmp_path):
+    """The linker ignores an -X for a variable that does not exist: the build check must notice that a
+    mutant binary is the correct build (no banner), another mutant, or that a correct one is a mutant."""
+    from schedgate.errors import ToolchainError
+    from schedgate.runtime.toolchain import _check_version
+
+    def fake(name: str, stderr: str) -> Path:
+        exe = tmp_path / name
+        exe.write_text(f"#!/bin/sh\necho 'Kubernetes v1.37.2'\necho '{stderr}' >&2\n")
+        exe.chmod(0o755)
+        return exe
+
+    banner = "schedgate: THIS IS A DELIBERATELY BROKEN BUILD: NetworkSlots mutant leaky-unreserve: it leaks"
+    leaky, correct = fake("leaky", banner), fake("correct", "")
+    _check_version(leaky, "v1.37.2", "leaky-unreserve")
+    _check_version(correct, "v1.37.2", "")
+    for exe, mutant, says in [(correct, "leaky-unreserve", "is not the mutant leaky-unreserve"),
+                              (leaky, "blocking-permit", "is not the mutant blocking-permit"),
+                              (leaky, "", "is a mutant build")]:
+        with pytest.raises(ToolchainError, match=says):
+            _check_version(exe, "v1.37.2", mutant)
+    with pytest.raises(ToolchainError, match="expected Kubernetes v1.38.0"):
+        _check_version(leaky, "v1.38.0", "leaky-unreserve")
+
+
 def test_components_die_with_a_killed_run_and_the_next_run_reaps_its_folder(tmp_path):
     code = (
         "import sys, os, signal\n"

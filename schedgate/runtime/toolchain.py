@@ -2,9 +2,10 @@
 
 The pin is ``go/go.mod`` (``require k8s.io/kubernetes vX.Y.Z``; change it with
 ``go/hack/pin-kubernetes.sh``). :func:`ensure_binaries` builds etcd,
-kube-apiserver, kube-controller-manager, kube-scheduler and schedgate's PKI
-helper into a cache folder keyed by the pin, the Go sources and the Go
-version, so a second run with the same pin rebuilds nothing.
+kube-apiserver, kube-controller-manager, kube-scheduler, schedgate's PKI
+helper and the broken kube-schedulers of ``MUTANT_BUILDS`` into a cache
+folder keyed by the pin, the Go sources and the Go version, so a second run
+with the same pin rebuilds nothing.
 
     schedgate tools build      # what `make tools` runs
     schedgate tools path       # print the binary folder
@@ -31,13 +32,18 @@ from schedgate.runtime.progress import log, shown_on
 from schedgate.spec.shipped import shipped
 
 COMMANDS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "schedgate-pki")
-# Deliberately broken builds for `make mutants`: binary name -> (package, build tag).
+# Deliberately broken builds for `make mutants`: binary name -> (package, mutant name). The name is
+# linked into MUTANT_VAR (go/pkg/networkslots/mutant.go lists the known ones); the package compiles
+# as in the correct build, so each mutant costs a link only.
 MUTANT_BUILDS = {
-    "kube-scheduler-leaky-unreserve": ("./cmd/kube-scheduler", "schedgate_mutant_leaky_unreserve"),
-    "kube-scheduler-blocking-permit": ("./cmd/kube-scheduler", "schedgate_mutant_blocking_permit"),
-    "kube-scheduler-prebind-no-recheck": ("./cmd/kube-scheduler", "schedgate_mutant_prebind_no_recheck"),
-    "kube-scheduler-memory-only-ledger": ("./cmd/kube-scheduler", "schedgate_mutant_memory_only_ledger"),
+    "kube-scheduler-leaky-unreserve": ("./cmd/kube-scheduler", "leaky-unreserve"),
+    "kube-scheduler-blocking-permit": ("./cmd/kube-scheduler", "blocking-permit"),
+    "kube-scheduler-prebind-no-recheck": ("./cmd/kube-scheduler", "prebind-no-recheck"),
+    "kube-scheduler-memory-only-ledger": ("./cmd/kube-scheduler", "memory-only-ledger"),
 }
+MUTANT_VAR = "schedgate/pkg/networkslots.mutant"
+# What a mutant binary prints on stderr first thing (mutantBanner in mutant.go).
+_MUTANT_BANNER = "schedgate: THIS IS A DELIBERATELY BROKEN BUILD: NetworkSlots mutant {}: "
 _VERSION_PKG = "k8s.io/component-base/version"
 
 
@@ -115,6 +121,7 @@ def _source_key(module_dir: Path, go: str) -> str:
     goversion = subprocess.run([go, "env", "GOVERSION", "GOOS", "GOARCH"], capture_output=True, text=True,
                                check=True).stdout
     h.update(goversion.encode())
+    h.update(repr((MUTANT_VAR, sorted(MUTANT_BUILDS.items()))).encode())  # which binary links which mutant
     files = [module_dir / "go.mod", module_dir / "go.sum"]
     files += sorted(p for p in module_dir.rglob("*.go") if not p.name.endswith("_test.go"))
     for f in files:
@@ -123,7 +130,8 @@ def _source_key(module_dir: Path, go: str) -> str:
     return h.hexdigest()[:12]
 
 
-def ldflags(version: str) -> str:
+def ldflags(version: str, mutant: str = "") -> str:
+    """The version stamping every binary is linked with; with ``mutant``, also that mutant's name."""
     major, minor = version.lstrip("v").split(".")[:2]
     return " ".join([
         "-s", "-w",
@@ -132,6 +140,7 @@ def ldflags(version: str) -> str:
         f"-X {_VERSION_PKG}.gitMinor={minor}",
         f"-X {_VERSION_PKG}.gitTreeState=clean",
         f"-X k8s.io/client-go/pkg/version.gitVersion={version}",
+        *([f"-X {MUTANT_VAR}={mutant}"] if mutant else []),
     ])
 
 
@@ -194,25 +203,40 @@ def _build(go: str, module_dir: Path, version: str, final: Path) -> None:
             for t in tail:
                 say(f"  {t}")
             raise ToolchainError(f"go build in {module_dir} failed: {detail}")
-        for name, (pkg, tag) in MUTANT_BUILDS.items():
-            say(f"building the mutant {name} (-tags {tag})")
-            built = subprocess.run([go, "build", "-trimpath", "-buildvcs=false", "-tags", tag, "-ldflags",
-                                    ldflags(version), "-o", str(staging / name), pkg],
+        mutants_started = time.monotonic()
+        for name, (pkg, mutant) in MUTANT_BUILDS.items():
+            say(f"building the mutant {name} (-X {MUTANT_VAR}={mutant})")
+            built = subprocess.run([go, "build", "-trimpath", "-buildvcs=false", "-ldflags",
+                                    ldflags(version, mutant), "-o", str(staging / name), pkg],
                                    cwd=module_dir, capture_output=True, text=True)
             if built.returncode != 0:
-                raise ToolchainError(f"go build -tags {tag} {pkg} failed: {built.stderr.strip()[-500:]}")
-        for c in COMMANDS:
-            if not c.startswith("kube-"):
-                continue
-            check = subprocess.run([str(staging / c), "--version"], capture_output=True, text=True,
-                                   cwd=staging)
-            shown = (check.stdout + check.stderr).strip().splitlines()
-            if not shown or version not in shown[0]:
-                raise ToolchainError(f"{c} --version says {shown[:1]}, expected Kubernetes {version}")
+                raise ToolchainError(f"go build {pkg} as the mutant {mutant} failed: {built.stderr.strip()[-500:]}")
+        say(f"built {len(MUTANT_BUILDS)} mutants in {time.monotonic() - mutants_started:.0f}s")
+        mutant_of = {c: m for c, (_, m) in MUTANT_BUILDS.items()}
+        for c in (*COMMANDS, *MUTANT_BUILDS):
+            if c.startswith("kube-"):
+                _check_version(staging / c, version, mutant_of.get(c, ""))
         if final.exists():
             shutil.rmtree(final)
         staging.rename(final)
-        say(f"built {len(COMMANDS)} binaries in {time.monotonic() - started:.0f}s")
+        say(f"built {len(COMMANDS)} binaries and {len(MUTANT_BUILDS)} mutants in "
+            f"{time.monotonic() - started:.0f}s")
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _check_version(binary: Path, version: str, mutant: str) -> None:
+    """``binary --version`` names the pinned version, and its stderr starts with the mutant's banner if
+    it is one, or has no banner if not (the linker silently ignores an -X for a variable that does not
+    exist, so a mutant build could otherwise be the correct build under a mutant's name)."""
+    check = subprocess.run([str(binary), "--version"], capture_output=True, text=True, cwd=binary.parent)
+    shown = check.stdout.strip().splitlines()
+    if not shown or version not in shown[0]:
+        raise ToolchainError(f"{binary.name} --version says {shown[:1]}, expected Kubernetes {version}")
+    banner = next(iter(check.stderr.splitlines()), "")
+    if mutant and not banner.startswith(_MUTANT_BANNER.format(mutant)):
+        raise ToolchainError(f"{binary.name} is not the mutant {mutant}: its --version printed {banner!r} on "
+                             f"stderr, expected {_MUTANT_BANNER.format(mutant)!r}... (is {MUTANT_VAR} right?)")
+    if not mutant and "DELIBERATELY BROKEN" in check.stderr:
+        raise ToolchainError(f"{binary.name} is a mutant build: {banner!r}")

@@ -38,7 +38,7 @@ type waitingPods interface {
 // holds remembers the pods parked by the permit-hold fault.
 type holds struct {
 	waiting waitingPods
-	// pods is read only by the blocking_permit mutant build.
+	// pods is read only by the blocking-permit mutant build.
 	pods corelisters.PodLister
 	mu   sync.Mutex
 	uids map[types.UID]bool
@@ -49,10 +49,10 @@ func newHolds(w waitingPods, pods corelisters.PodLister) *holds {
 }
 
 // permitHold is Permit for a pod with the permit-hold fault: Wait for the
-// hold timeout. The mutant build blocking_permit instead blocks here.
+// hold timeout. The blocking-permit mutant build instead blocks here.
 func (pl *Plugin) permitHold(ctx context.Context, pod *v1.Pod) (*fwk.Status, time.Duration) {
 	timeout := time.Duration(pl.args.HoldTimeoutSeconds) * time.Second
-	if blockingPermit {
+	if blockingPermit.on() {
 		return pl.holdByBlocking(ctx, pod, timeout)
 	}
 	pl.holds.mu.Lock()

@@ -189,7 +189,7 @@ func TestPreBindFailsForADeletedNode(t *testing.T) {
 	}
 	s := pl.PreBind(context.Background(), nil, pod, "prebind-gone")
 	want := "NetworkSlots PreBind: node prebind-gone no longer exists"
-	if skipPreBindRecheck {
+	if prebindNoRecheck.on() {
 		if !s.IsSuccess() {
 			t.Errorf("mutant PreBind on a deleted node = %v, want Success (no re-check)", s)
 		}
@@ -217,8 +217,8 @@ func rawArgs(js string) *runtime.Unknown {
 }
 
 func TestAFreshPluginCountsPodsBoundBeforeItStarted(t *testing.T) {
-	if memoryOnlyLedger {
-		t.Skip("the memory_only_ledger mutant build forgets pods bound before it started")
+	if memoryOnlyLedger.on() {
+		t.Skip("the memory-only-ledger mutant build forgets pods bound before it started")
 	}
 	// A restarted scheduler: its ledger is empty until the informer lists the
 	// bound pods, but its snapshot already shows them. A 2-slot node with a

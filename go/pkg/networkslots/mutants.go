@@ -9,10 +9,10 @@ import (
 )
 
 // Behaviours of the deliberately broken mutant builds (each switched on by
-// its own build tag; see blocking_permit.go, prebind_no_recheck.go and
-// memory_only_ledger.go). Normal builds never run this code.
+// its name in the link-time variable mutant; see mutant.go). Normal builds
+// never run this code.
 
-// holdByBlocking is the blocking_permit mutant's permit-hold: instead of
+// holdByBlocking is the blocking-permit mutant's permit-hold: instead of
 // returning Wait, Permit polls the pod until its hold is lifted or the
 // timeout passes, holding the scheduling cycle (no other pod is scheduled
 // meanwhile). A pod that vanished reads as "not lifted yet", so a deleted
@@ -32,7 +32,7 @@ func (pl *Plugin) holdByBlocking(ctx context.Context, pod *v1.Pod, timeout time.
 	return fwk.NewStatus(fwk.Unschedulable, msgPermitReject), 0
 }
 
-// freeFromLedgerOnly is the memory_only_ledger mutant's Filter arithmetic:
+// freeFromLedgerOnly is the memory-only-ledger mutant's Filter arithmetic:
 // capacity minus everything this process's ledger holds on the node (the
 // pod's own holding excluded), ignoring the scheduler's snapshot. Together
 // with ignoring informer adds and updates (onPodAddOrUpdate), a restarted

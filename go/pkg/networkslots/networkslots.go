@@ -131,6 +131,9 @@ func decodeArgs(obj runtime.Object) (Args, error) {
 
 // New is the plugin factory (frameworkruntime.PluginFactory).
 func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
+	if err := checkMutant(mutant); err != nil {
+		return nil, err
+	}
 	args, err := decodeArgs(obj)
 	if err != nil {
 		return nil, err
@@ -164,7 +167,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	if err != nil {
 		return nil, fmt.Errorf("%s: adding pod event handler: %w", Name, err)
 	}
-	logger.V(2).Info("NetworkSlots plugin built", "faultInjection", args.FaultInjection, "permitTimeoutSeconds", args.PermitTimeoutSeconds)
+	logger.V(2).Info("NetworkSlots plugin built", "mutant", mutant, "faultInjection", args.FaultInjection, "permitTimeoutSeconds", args.PermitTimeoutSeconds)
 	return pl, nil
 }
 
@@ -257,7 +260,7 @@ func (pl *Plugin) Filter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nod
 // freeOn is the node's free slot count for pod, from the scheduler's
 // snapshot of the node plus this plugin's outstanding reservations.
 func (pl *Plugin) freeOn(nodeInfo fwk.NodeInfo, pod *v1.Pod) int64 {
-	if memoryOnlyLedger {
+	if memoryOnlyLedger.on() {
 		return pl.freeFromLedgerOnly(nodeInfo, pod)
 	}
 	scheduled := map[types.UID]int64{}
@@ -332,12 +335,13 @@ func (pl *Plugin) Reserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, no
 }
 
 // Unreserve releases the pod's reserved holding. It is idempotent. In the
-// mutant build (see leaky_unreserve.go) it deliberately keeps the holding.
+// leaky-unreserve mutant build (see mutant.go) it deliberately keeps the
+// holding.
 func (pl *Plugin) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) {
 	if podRequest(pod) == 0 {
 		return
 	}
-	if leakyUnreserve {
+	if leakyUnreserve.on() {
 		klog.FromContext(ctx).V(4).Info("NetworkSlots: mutant build, NOT releasing", "pod", klog.KObj(pod), "node", nodeName)
 		return
 	}
@@ -392,7 +396,7 @@ func (pl *Plugin) PreBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, no
 	if pl.fault(pod) == FaultPreBindFail {
 		return fwk.NewStatus(fwk.Error, msgPreBindFault)
 	}
-	if skipPreBindRecheck {
+	if prebindNoRecheck.on() {
 		return nil
 	}
 	node, err := pl.nodeLister.Get(nodeName)
@@ -467,7 +471,7 @@ func isOwnAnnotationChange(_ klog.Logger, pod *v1.Pod, oldObj, newObj interface{
 // to the scheduling/binding cycle).
 func (pl *Plugin) onPodAddOrUpdate(logger klog.Logger, obj interface{}) {
 	pod, ok := obj.(*v1.Pod)
-	if !ok || pod.Spec.NodeName == "" || memoryOnlyLedger {
+	if !ok || pod.Spec.NodeName == "" || memoryOnlyLedger.on() {
 		return
 	}
 	n := podRequest(pod)
