@@ -53,3 +53,25 @@ def test_gpu_capacity_changes_show_in_allocatable(cluster):
     assert cluster.gpus_allocatable(node) == 2
     assert cluster.core.read_node(node).status.capacity[GPU] == "2"
 
+
+
+def test_a_pod_change_after_a_node_edit_waits_until_every_scheduler_has_seen_the_edit(cluster, ns):
+    """The schedulers hear nodes and pods on separate watches in no guaranteed order: a pod created, deleted
+    or annotated after an edit goes only once each scheduler has confirmed the edit (one cache barrier),
+    and only then; inside stale_ok() the test races the caches on purpose."""
+    node = cluster.pool("gpu-net")[0]
+    barriers = cluster._barrier.count
+    first = gpu_pod("no-edit-before").create(ns)
+    assert cluster._barrier.count == barriers, "no edit was made: nothing to wait for"
+    cluster.label(node, "example.com/edited", "yes")
+    second = gpu_pod("after-an-edit").create(ns)
+    assert cluster._barrier.count == barriers + 1
+    first.delete()
+    second.annotate("example.com/x", "y")
+    assert cluster._barrier.count == barriers + 1, "one barrier covers every edit before it"
+    cluster.label(node, "example.com/edited", "again")
+    with cluster.stale_ok():
+        gpu_pod("racing-the-cache").create(ns)
+    assert cluster._barrier.count == barriers + 1
+    second.delete()
+    assert cluster._barrier.count == barriers + 2, "the edit made inside stale_ok() is still waited for later"

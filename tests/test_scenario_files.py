@@ -90,6 +90,24 @@ def test_a_bad_file_names_file_field_and_line(tmp_path, old, new, field, problem
     assert re.search(r"\(line \d+\)$", msg), msg
 
 
+def test_a_node_step_is_one_class_that_parses_and_runs_itself(tmp_path):
+    sc = load_scenario(write(tmp_path, GOOD.replace("  - label: {nodes: [gpu-plain], key: example.com/x, value: \"y\"}",
+                                                    "  - cordon: {nodes: [gpu-net-1, gpu-plain]}")))
+    [cordon] = [s for s in sc.steps if s.kind == "cordon"]
+    assert cordon.action.nodes == ("gpu-net-1", "gpu-plain-1", "gpu-plain-2")
+    calls: list[str] = []
+
+    class Cluster:
+        def cordon(self, node: str) -> None:
+            calls.append(node)
+
+    class Run:
+        cluster = Cluster()
+
+    cordon.action.run(Run())  # type: ignore[arg-type]
+    assert calls == ["gpu-net-1", "gpu-plain-1", "gpu-plain-2"]
+
+
 def test_a_missing_cluster_file_is_named(tmp_path):
     path = write(tmp_path, GOOD.replace(CLUSTER, "nowhere/cluster.yaml"))
     with pytest.raises(DefinitionError, match=r"nowhere/cluster\.yaml: no such cluster definition file$"):

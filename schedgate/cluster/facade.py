@@ -7,8 +7,9 @@ differs between providers sits behind :class:`~schedgate.cluster.backend.Backend
 
 from __future__ import annotations
 
+import contextlib
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,6 +58,7 @@ class Cluster:
         self.nodes = Nodes(self.core, self.definition, self.backend.nodes)
         self._barrier = SyncBarrier(self.core)
         self._system_ns: Namespace | None = None
+        self._stale_ok = False
 
     # -- what the provider offers ----------------------------------------------
     @property
@@ -162,13 +164,21 @@ class Cluster:
         return down, restarted
 
     # -- health ------------------------------------------------------------
-    def died(self) -> list[str]:
+    def died(self, control_plane_only: bool = False) -> list[str]:
+        """Every component that exited without the harness asking it to (one line each)."""
+        schedulers = {id(getattr(s, "proc", None) or s) for s in distinct(self.schedulers)}
         out = []
         for p in self.backend.components():
+            if control_plane_only and id(p) in schedulers:
+                continue
             if not p.alive() and not p.expected_exit:
                 out.append(f"{p.name} exited with code {p.returncode}; log tail: "
                            f"{' | '.join(p.log_tail(3))} (log: {p.log})")
         return out
+
+    def control_plane_down(self) -> bool:
+        """A part of the control plane (not a scheduler, which ``revive`` restarts) died: the cluster is lost."""
+        return bool(self.died(control_plane_only=True))
 
     def check_health(self) -> None:
         dead = self.died()
@@ -267,9 +277,30 @@ class Cluster:
 
     # -- scheduler cache barrier --------------------------------------------
     def sync_schedulers(self, timeout: float = 15.0) -> float:
-        """Wait until every scheduler has seen every node and pod change made so far (see
+        """Wait until every running scheduler has seen every node and pod change made so far (see
         :mod:`schedgate.cluster.sync`); returns the seconds it took."""
-        return self._barrier.wait(distinct(self.schedulers), self.system_namespace(), timeout)
+        self.nodes.unseen = False
+        running = [s for s in distinct(self.schedulers) if not s.is_down()]
+        return self._barrier.wait(running, self.system_namespace(), timeout)
+
+    def settle(self) -> None:
+        """If a node edit was made since the last sync, wait until every scheduler has seen it.
+
+        Called before each pod is created, deleted or annotated: a scheduler hears nodes and pods on
+        separate watches, in no guaranteed order, so without it a scheduler may judge the pod on the
+        node as it was before the edit. Inside :meth:`stale_ok` it does nothing."""
+        if self.nodes.unseen and not self._stale_ok:
+            self.sync_schedulers()
+
+    @contextlib.contextmanager
+    def stale_ok(self) -> Iterator[None]:
+        """Pod changes in this block do not wait for node edits to be seen: for a test that means to
+        race the schedulers' caches."""
+        was, self._stale_ok = self._stale_ok, True
+        try:
+            yield
+        finally:
+            self._stale_ok = was
 
     # -- namespaces ----------------------------------------------------------
     def system_namespace(self) -> Namespace:

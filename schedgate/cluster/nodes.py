@@ -186,9 +186,12 @@ class Nodes:
     definition: ClusterDefinition
     backend: NodeBackend
     _touched: dict[str, set[Touch]] = field(default_factory=dict)
+    # An edit the schedulers may not have seen yet (see Cluster.settle).
+    unseen: bool = False
 
     def _touch(self, node: str, aspect: Aspect, key: str) -> None:
         self._touched.setdefault(node, set()).add(Touch(aspect, key))
+        self.unseen = True
 
     def read(self, name: str) -> dict[str, Any] | None:
         return ignore_not_found(read_json, self.core.read_node, name)

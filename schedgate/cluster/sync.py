@@ -27,6 +27,9 @@ from schedgate.runtime.scheduler import Scheduler
 
 SYNC_NODE = "schedgate-sync"
 SYNC_KEY = "schedgate.io/sync"
+# The sync node is a tenant pool of its own and the probes its tenant, so a scheduler that keeps tenants
+# to their pools (TenantFilter, tenant-id / schedgate.io/tenant-pool) admits them there too.
+SYNC_TENANT = {"pod": ("tenant-id", "schedgate-sync"), "node": ("schedgate.io/tenant-pool", "schedgate-sync")}
 
 
 class SyncBarrier:
@@ -45,7 +48,7 @@ class SyncBarrier:
             profile = proc.profiles[0]
             b = (make_pod(f"sync-{self.count}-{proc.name}"[:63].rstrip("-"))
                  .scheduler(profile).require_label(SYNC_KEY, token).tolerate_everything()
-                 .request("cpu", "0").request("memory", "0"))
+                 .label(*SYNC_TENANT["pod"]).request("cpu", "0").request("memory", "0"))
             probes.append((profile, b.create(ns)))
         try:
             for profile, probe in probes:
@@ -60,7 +63,7 @@ class SyncBarrier:
         return time.monotonic() - started
 
     def _ensure_node(self, token: str) -> None:
-        labels = {"kubernetes.io/hostname": SYNC_NODE, SYNC_KEY: token}
+        labels = {"kubernetes.io/hostname": SYNC_NODE, SYNC_KEY: token, SYNC_TENANT["node"][0]: SYNC_TENANT["node"][1]}
         if ignore_not_found(read_json, self.core.read_node, SYNC_NODE) is None:
             self.core.create_node({"apiVersion": "v1", "kind": "Node",
                                    "metadata": {"name": SYNC_NODE, "labels": labels}, "spec": {"unschedulable": True}})

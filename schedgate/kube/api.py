@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import urllib3
+from kubernetes import config as kube_config
 from kubernetes import utils
+from kubernetes.client import ApiClient, Configuration
 from kubernetes.client.exceptions import ApiException
 from tenacity import retry, retry_if_exception, stop_after_attempt, stop_after_delay, wait_exponential
 
@@ -27,18 +30,42 @@ def is_transient(e: BaseException) -> bool:
                           urllib3.exceptions.ReadTimeoutError, ConnectionError))
 
 
-_retry = retry(retry=retry_if_exception(is_transient), stop=stop_after_attempt(5) | stop_after_delay(10),
-               wait=wait_exponential(multiplier=0.1, max=2), reraise=True)
+def _retrying(alive: Callable[[], None] | None) -> Any:
+    """Bounded retries of transient errors; ``alive()`` runs before each retry and may raise to stop them
+    (a component that died is why the API does not answer: no use asking again)."""
+    return retry(retry=retry_if_exception(is_transient), stop=stop_after_attempt(5) | stop_after_delay(10),
+                 wait=wait_exponential(multiplier=0.1, max=2), reraise=True,
+                 before_sleep=(lambda _: alive()) if alive is not None else None)
 
 
-def read(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Call a read-only API function, retrying transient failures (at most 5 tries, 10 s)."""
-    return _retry(fn)(*args, **kwargs)
+def new_client(kubeconfig: Path) -> ApiClient:
+    """A client of the cluster ``kubeconfig`` names. Its HTTP layer still re-opens a dropped connection,
+    but never re-sends a request that got no answer: :func:`read` bounds those retries, and writes are
+    not repeated at all."""
+    configuration = Configuration()
+    kube_config.load_kube_config(config_file=str(kubeconfig),  # type: ignore[no-untyped-call]
+                                 client_configuration=configuration)
+    configuration.retries = urllib3.Retry(total=3, read=0, status=0, redirect=0)
+    return ApiClient(configuration=configuration)
 
 
-def read_json(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
+# A read that gets no answer in this time is given up (and tried again if time is left): an API server
+# whose etcd is gone holds a request for its own 60 s timeout, longer than any wait should hang on it.
+READ_TIMEOUT = 10.0
+
+
+def read(fn: Callable[..., T], *args: Any, alive: Callable[[], None] | None = None, **kwargs: Any) -> T:
+    """Call a read-only API function, retrying transient failures (at most 5 tries, 10 s); each try has
+    ``READ_TIMEOUT`` seconds to be answered unless the call sets its own ``_request_timeout``."""
+    kwargs.setdefault("_request_timeout", READ_TIMEOUT)
+    result: T = _retrying(alive)(fn)(*args, **kwargs)
+    return result
+
+
+def read_json(fn: Callable[..., Any], *args: Any, alive: Callable[[], None] | None = None,
+              **kwargs: Any) -> dict[str, Any]:
     """A read returning the object as the API server sent it (camelCase JSON), not a client model."""
-    resp = read(fn, *args, _preload_content=False, **kwargs)
+    resp = read(fn, *args, alive=alive, _preload_content=False, **kwargs)
     doc: dict[str, Any] = json.loads(resp.data)
     return doc
 
@@ -63,7 +90,7 @@ def create_or_keep(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
         raise
 
 
-def create_objects(api: Any, objects: Iterable[dict[str, Any]]) -> None:
+def create_objects(api: ApiClient, objects: Iterable[dict[str, Any]]) -> None:
     """Create manifests of any kind (``kubernetes.utils``); objects that already exist are kept."""
     for obj in objects:
         try:

@@ -17,8 +17,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
+import urllib3
 from kubernetes.client.exceptions import ApiException
 
 from schedgate.kube.api import read, read_json
@@ -91,7 +92,10 @@ class Watchable(Protocol):
     def describe_object(self, obj: dict[str, Any] | None) -> str: ...
 
 
-def wait_for(target: Watchable, matcher: Matcher, timeout: float = DEFAULT_TIMEOUT) -> Any:
+W = TypeVar("W", bound=Watchable)
+
+
+def wait_for(target: W, matcher: Matcher, timeout: float = DEFAULT_TIMEOUT) -> W:
     """Wait until ``matcher`` accepts ``target``'s object; returns ``target`` (refreshed)."""
     last: list[dict[str, Any] | None] = [None]
 
@@ -120,9 +124,24 @@ class Collection(Protocol):
 
 def wait_for_items(target: Collection, accept: Callable[[list[dict[str, Any]]], Check],
                    description: str, timeout: float = DEFAULT_TIMEOUT) -> list[dict[str, Any]]:
-    """Wait until ``accept(items)`` matches for the listed objects; same rules as :func:`wait_for`."""
+    """Wait until ``accept(items)`` matches for the listed objects; same rules as :func:`wait_for`.
+
+    An API call that fails is first blamed on what the target depends on: if a component died, its
+    death is what is raised (``check_health``), not the API error it caused."""
+    try:
+        return _wait_for_items(target, accept, description, timeout)
+    except (WaitTimeout, WrongOutcome):
+        raise
+    except Exception:
+        target.check_health()
+        raise
+
+
+def _wait_for_items(target: Collection, accept: Callable[[list[dict[str, Any]]], Check],
+                    description: str, timeout: float) -> list[dict[str, Any]]:
     deadline = time.monotonic() + timeout
     fn, args, kwargs = target.list_call()
+    kwargs = dict(kwargs, alive=target.check_health)
     items, rv = _list(fn, args, kwargs)
     why = ""
     while True:
@@ -149,7 +168,7 @@ def wait_for_items(target: Collection, accept: Callable[[list[dict[str, Any]]], 
             continue
         try:
             relist = False
-            for line in resp:
+            for line in _lines_until_cut(resp):
                 for raw in line.splitlines():
                     if not raw.strip():
                         continue
@@ -176,6 +195,15 @@ def wait_for_items(target: Collection, accept: Callable[[list[dict[str, Any]]], 
             resp.release_conn()
         if relist:
             items, rv = _list(fn, args, kwargs)
+
+
+def _lines_until_cut(resp: Any) -> Any:
+    """The watch stream's chunks; a stream cut mid-way (its API server restarting or gone) just ends,
+    and the loop lists again: that call says whether the server is back, or what died."""
+    try:
+        yield from resp
+    except (urllib3.exceptions.ProtocolError, urllib3.exceptions.ReadTimeoutError):
+        return
 
 
 def _list(fn: Callable[..., Any], args: tuple[Any, ...],

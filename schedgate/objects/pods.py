@@ -85,12 +85,14 @@ class Pod:
     # -- acting ------------------------------------------------------------
     def annotate(self, key: str, value: str | None) -> Pod:
         """Set (or with ``None`` remove) an annotation on the live pod."""
+        self.ns.host.settle()
         self.ns.host.core.patch_namespaced_pod(self.name, self.ns.name, {"metadata": {"annotations": {key: value}}},
                                                _content_type=_MERGE)
         return self
 
     def delete(self) -> None:
         """Delete at once (grace period 0): API-only nodes have no kubelet to confirm."""
+        self.ns.host.settle()
         ignore_not_found(self.ns.host.core.delete_namespaced_pod, self.name, self.ns.name, grace_period_seconds=0)
 
     def recreate(self, scheduler: str | None = None) -> Pod:
@@ -129,6 +131,7 @@ class Namespace:
 
     def create_pod(self, builder: PodBuilder) -> Pod:
         body = self.host.pod_manifest(builder)
+        self.host.settle()
         pod = Pod(ns=self, name=builder.name, builder=builder)
         self.host.core.create_namespaced_pod(self.name, body)
         self.pods.append(pod)
@@ -152,7 +155,11 @@ class Namespace:
     _cleaning: bool = False
 
     def clean(self, timeout: float = 30.0) -> None:
-        """Force-delete every pod and wait until the API shows none, then delete the namespace."""
+        """Force-delete every pod and wait until the API shows none, then delete the namespace.
+
+        With the control plane gone there is nothing to clean through; the cluster's stop removes it all."""
+        if self.host.control_plane_down():
+            return
         self._cleaning = True  # cleaning needs only the API server, not the schedulers
         self.host.core.delete_collection_namespaced_pod(self.name, grace_period_seconds=0)
 

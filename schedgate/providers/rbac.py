@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from kubernetes.client import ApiClient
+
 from schedgate.kube.api import create_objects
 from schedgate.spec.schedconfig import LEASE_NAMESPACE
 
@@ -67,7 +69,7 @@ def scheduler_rbac(identity: str, subject: dict[str, str], lease: str,
     ]
 
 
-def grant(api: Any, identity: str, subject: dict[str, str], lease: str,
+def grant(api: ApiClient, identity: str, subject: dict[str, str], lease: str,
           claims: Iterable[tuple[str, str]] = ()) -> None:
     """Create the objects of :func:`scheduler_rbac`; ones that already exist are kept."""
     create_objects(api, scheduler_rbac(identity, subject, lease, claims))

@@ -101,12 +101,15 @@ def _after_call(item: pytest.Item, rep: pytest.TestReport, state: ItemState) -> 
             if why:
                 rep.sections.append(("schedgate timings", f"scheduled->Ready not measured: {why}"))
     created = {p.name: p.created_wall for namespace in state.namespaces for p in namespace.pods}
-    try:
-        timings = [t for namespace in state.namespaces
-                   for t in pod_timings(c.core, c.events_api, namespace.name, created)]
-    except Exception as e:  # noqa: BLE001 — the API may be the thing that failed; the test's own outcome stands
-        rep.sections.append(("schedgate timings", f"not read: {type(e).__name__}: {e}"))
-        timings = []
+    timings = []
+    if c.control_plane_down():
+        rep.sections.append(("schedgate timings", "not read: the control plane is down"))
+    else:
+        try:
+            timings = [t for namespace in state.namespaces
+                       for t in pod_timings(c.core, c.events_api, namespace.name, created)]
+        except Exception as e:  # noqa: BLE001 — the API may be what failed; the test's own outcome stands
+            rep.sections.append(("schedgate timings", f"not read: {type(e).__name__}: {e}"))
     if timings:
         item.config.stash.setdefault(_TIMINGS, []).append((item.nodeid, summary_row(timings)))
     when = item.config.getoption("artifacts_on")

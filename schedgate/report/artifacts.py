@@ -82,8 +82,12 @@ def collect(dest: Path, cluster: Cluster, namespaces: list[str], *, title: str, 
         shutil.rmtree(dest)
     (dest / "schedulers").mkdir(parents=True)
     errors: list[str] = []
+    down = cluster.died(control_plane_only=True)
 
-    def part(name: str, fn: Any) -> Any:
+    def part(name: str, fn: Any, api: bool = True) -> Any:
+        if api and down:
+            errors.append(f"{name}: not read, the control plane is down: {down[0].split(';')[0]}")
+            return None
         try:
             return fn()
         except Exception as e:  # noqa: BLE001 — best effort: a missing part is recorded, not fatal
@@ -119,11 +123,11 @@ def collect(dest: Path, cluster: Cluster, namespaces: list[str], *, title: str, 
             shutil.copy(s.log_path, base.with_suffix(".log"))
         if s.config_path.exists():
             shutil.copy(s.config_path, base.with_suffix(".config.yaml"))
-        text = part(f"scheduler {s.name} /metrics", s.metrics_text) if s.alive() else None
+        text = part(f"scheduler {s.name} /metrics", s.metrics_text, api=False) if s.alive() else None
         if text is not None:
             base.with_suffix(".metrics.txt").write_text(text)
     if cluster.can(ExportsLogs):
-        part("node logs", lambda: cluster.export_logs(dest / "node-logs"))
+        part("node logs", lambda: cluster.export_logs(dest / "node-logs"), api=False)
     if errors:
         (dest / "errors.txt").write_text("\n".join(errors) + "\n")
     return dest

@@ -7,8 +7,8 @@ and ``pids`` (every child started). Children:
 
 * die with their owner (``PR_SET_PDEATHSIG``), so even a SIGKILLed pytest
   leaves no component running;
-* are stopped in reverse start order on a normal exit, on Ctrl-C and at
-  interpreter exit;
+* are stopped in reverse start order on a normal exit, on Ctrl-C, on SIGTERM
+  (which unwinds like Ctrl-C) and at interpreter exit;
 * are reaped, with their folder, by the next run if both of the above were
   somehow skipped (:func:`reap_orphans`; by hand: ``schedgate reap``).
 """
@@ -23,6 +23,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -159,6 +160,7 @@ class RunDir:
         if keep:
             (path / "keep").write_text("left running on request (--keep-cluster)\n")
         atexit.register(run.close)
+        stop_cleanly_on_sigterm()
         return run
 
     def start(self, name: str, argv: Sequence[str], env: dict[str, str] | None = None) -> Proc:
@@ -186,6 +188,21 @@ class RunDir:
         for proc in reversed(self.procs):
             proc.stop()
         shutil.rmtree(self.path, ignore_errors=True)
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+def stop_cleanly_on_sigterm() -> None:
+    """SIGTERM (what a CI system sends a cancelled job) unwinds like Ctrl-C: the run's fixtures and
+    ``atexit`` stop every component and remove the run folder, instead of the process dying with its
+    folder left for the next run to reap. Only where nothing else handles SIGTERM, and only in the
+    main thread (where Python delivers signals)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _terminated)
 
 
 def run_dirs(tmp: Path | None = None) -> list[Path]:

@@ -147,3 +147,17 @@ class DeleteNodes(NodeStep):
 
     def on(self, r: Run, node: str) -> None:
         r.cluster.delete_node(node)
+
+
+@step("cordon")
+@dataclass(frozen=True)
+class Cordon(NodeStep):
+    """Mark nodes unschedulable (``kubectl cordon``); undone before the next test."""
+
+    @classmethod
+    def parse(cls, p: Parser, raw: Any, w: str) -> Cordon:
+        _, nodes = cls.parse_nodes(p, raw, w)
+        return cls(nodes=nodes)
+
+    def on(self, r: Run, node: str) -> None:
+        r.cluster.cordon(node)

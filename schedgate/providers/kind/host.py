@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kubernetes.client import ApiClient
 from pytest_kubernetes.options import ClusterOptions
 from pytest_kubernetes.providers import KindManagerBase
 
@@ -212,7 +213,7 @@ class Host:
         """Restart a node's kubelet: it re-registers a deleted Node object and re-reads its capacity."""
         self.run("docker", "exec", container, "systemctl", "restart", "kubelet", what=f"restart kubelet on {container}")
 
-    def restart_apiserver(self, container: str, api: Any) -> float:
+    def restart_apiserver(self, container: str, api: ApiClient) -> float:
         """Stop the control plane's kube-apiserver container; its kubelet starts the static pod's container
         again. Returns the seconds from the stop until a new container runs and ``/readyz`` answers."""
 
@@ -231,10 +232,10 @@ class Host:
                 return False
             try:
                 r = api.call_api("GET", f"{api.configuration.host}/readyz", _request_timeout=2)
-                r.read()
+                r.read()  # type: ignore[no-untyped-call]
             except Exception:  # noqa: BLE001 — not serving yet
                 return False
-            return bool(r.status == 200 and r.data.strip() == b"ok")
+            return bool(r.status == 200 and (r.data or b"").strip() == b"ok")
 
         poll_until(ready, f"kube-apiserver on {container} back after crictl stop", 180, error=ComponentError)
         return time.monotonic() - t0

@@ -23,11 +23,10 @@ from typing import Any
 
 import yaml
 from kubernetes import client as k8s
-from kubernetes import config as kube_config
 
 from schedgate.cluster import Cluster, KubeletNodes
 from schedgate.errors import ComponentError, SchedgateError
-from schedgate.kube.api import read_json
+from schedgate.kube.api import new_client, read_json
 from schedgate.kube.poll import poll_until
 from schedgate.providers.base import ClusterRequest, Started, create_in_steps, write_info
 from schedgate.providers.kind.backend import KindBackend
@@ -241,7 +240,7 @@ class _Creation:
 
     def _client(self) -> k8s.ApiClient:
         if not hasattr(self, "api"):
-            self.api = kube_config.new_client_from_config(config_file=str(self.kubeconfig))  # type: ignore[no-untyped-call]
+            self.api = new_client(self.kubeconfig)
         return self.api
 
 

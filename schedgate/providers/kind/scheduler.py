@@ -47,7 +47,7 @@ class PodScheduler:
     effective: EffectiveConfig | None
     config_path: Path
     image: str
-    api: Any
+    api: client.ApiClient
     node: str
     run_dir: Path
     port: int = SECURE_PORT

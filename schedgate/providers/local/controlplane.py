@@ -17,9 +17,9 @@ from pathlib import Path
 
 import yaml
 from kubernetes import client as k8s
-from kubernetes import config as kube_config
 
 from schedgate.errors import ComponentError
+from schedgate.kube.api import new_client
 from schedgate.runtime.health import free_port, probe, tls_context, wait_ready
 from schedgate.runtime.procs import Proc, RunDir
 from schedgate.runtime.scheduler import Scheduler, SchedulerProcess, distinct
@@ -62,7 +62,7 @@ class LocalControlPlane:
     def api_client(self) -> k8s.ApiClient:
         """A client of the API server as schedgate's admin (one per control plane)."""
         if self._api is None:
-            self._api = kube_config.new_client_from_config(config_file=str(self.admin_kubeconfig))  # type: ignore[no-untyped-call]
+            self._api = new_client(self.admin_kubeconfig)
         return self._api
 
     def start_api(self) -> None:
@@ -216,7 +216,13 @@ class LocalControlPlane:
         return list(self.procs.values()) + [s.proc for s in distinct(self.schedulers) if s.proc]
 
     def stop(self) -> None:
+        """Stop schedulers, then the control plane, newest first. With etcd or the API server gone nothing
+        can shut down gracefully (a scheduler would try to release its lease): then it is SIGKILL at once."""
+        lost = any(not p.alive() for p in self.procs.values())
         for s in distinct(self.schedulers):
-            s.stop()
+            if lost:
+                s.kill()
+            else:
+                s.stop()
         for p in reversed(list(self.procs.values())):
-            p.stop()
+            p.kill() if lost else p.stop()

@@ -1,0 +1,137 @@
+"""Nothing leaks, proven: a real scenario run stopped by SIGINT, SIGTERM or SIGKILL of pytest, or losing
+etcd, kube-apiserver or the scheduler under test mid-test, leaves no process, run folder or listening port
+— at once for SIGINT, SIGTERM and crashes (within 5 s of the signal), after the next run's reap for SIGKILL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_harness import DATA, ROOT, our_processes, run_dirs, wait_for_exit
+
+from schedgate.runtime.procs import run_pids
+
+
+def _tcp_listeners() -> dict[str, tuple[str, int]]:
+    """Socket inode -> (local address, port) of every listening TCP socket on this host."""
+    out = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            f = line.split()
+            if f[3] == "0A":  # LISTEN
+                addr, port = f[1].split(":")
+                out[f[9]] = (addr, int(port, 16))
+    return out
+
+
+def listening(pids: list[int]) -> list[tuple[str, int]]:
+    """(address, port) of every TCP socket these processes listen on."""
+    table = _tcp_listeners()
+    found = []
+    for pid in pids:
+        try:
+            fds = list(Path(f"/proc/{pid}/fd").iterdir())
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith("socket:[") and target[8:-1] in table:
+                found.append(table[target[8:-1]])
+    return found
+
+
+def ports_open(ports: list[int]) -> list[int]:
+    now = {p for _, p in _tcp_listeners().values()}
+    return [p for p in ports if p in now]
+
+
+class Run:
+    """A child pytest running a scenario that waits; the cluster's processes and ports once it waits."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.p = subprocess.Popen(
+            [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-s", str(DATA / "blocking_scenario.py"),
+             "--rootdir", str(ROOT)], cwd=ROOT, env=dict(os.environ, TMPDIR=str(tmp)),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        assert self.p.stdout is not None
+        seen = []
+        for line in self.p.stdout:
+            seen.append(line)
+            if "schedgate-test: waiting" in line:
+                break
+        [self.dir] = run_dirs(tmp)
+        self.pids = [int(x.split(":")[0]) for x in our_processes(tmp)]
+        self.ports = [port for _, port in listening(self.pids)]
+        assert self.pids and self.ports, "the cluster should be running now:\n" + "".join(seen)
+
+    def component(self, name: str) -> int:
+        return next(pid for pid, n in run_pids(self.dir) if n == name)
+
+    def finish(self, timeout: float = 60) -> tuple[float, str]:
+        started = time.monotonic()
+        rest = self.p.communicate(timeout=timeout)[0]
+        return time.monotonic() - started, rest
+
+    def leftovers(self) -> dict[str, object]:
+        return {"processes": our_processes(self.tmp), "run folders": run_dirs(self.tmp),
+                "listening ports": ports_open(self.ports)}
+
+
+NOTHING = {"processes": [], "run folders": [], "listening ports": []}
+
+
+def test_every_component_listens_on_loopback_only(tmp_path):
+    run = Run(tmp_path)
+    try:
+        addrs = listening(run.pids)
+        assert addrs and {a for a, _ in addrs} == {"0100007F"}, f"not loopback-only: {addrs}"
+    finally:
+        run.p.send_signal(signal.SIGINT)
+        run.finish()
+    assert run.leftovers() == NOTHING
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_run_stopped_by_a_signal_cleans_up_within_five_seconds(tmp_path, sig):
+    run = Run(tmp_path)
+    run.p.send_signal(sig)
+    took, out = run.finish()
+    assert run.p.returncode == 2, out  # pytest's "interrupted"
+    assert took < 5, f"{sig.name}: the run took {took:.1f}s to end"
+    assert run.leftovers() == NOTHING, out
+
+
+def test_a_sigkilled_run_leaves_only_its_folder_and_the_next_run_reaps_it(tmp_path):
+    run = Run(tmp_path)
+    run.p.send_signal(signal.SIGKILL)
+    run.finish()
+    wait_for_exit(run.pids, "components of a SIGKILLed run (PR_SET_PDEATHSIG)")
+    assert run.leftovers() == {**NOTHING, "run folders": [run.dir]}
+    reap = subprocess.run([sys.executable, "-m", "schedgate", "reap"], cwd=ROOT, capture_output=True, text=True,
+                          env=dict(os.environ, TMPDIR=str(tmp_path)), timeout=60)
+    assert f"schedgate: removed folder {run.dir}" in reap.stdout.splitlines(), reap.stdout + reap.stderr
+    assert run.leftovers() == NOTHING
+
+
+@pytest.mark.parametrize("component", ["etcd", "kube-apiserver", "gpu-packing-scheduler"])
+def test_a_component_crashing_mid_test_fails_it_at_once_and_the_run_still_cleans_up(tmp_path, component):
+    run = Run(tmp_path)
+    os.kill(run.component(component), signal.SIGKILL)
+    took, out = run.finish()
+    assert run.p.returncode == 1, out
+    assert f"{component} exited with code -9" in out, out[-3000:]
+    assert took < 30, f"the test took {took:.1f}s to notice {component} died"
+    assert run.leftovers() == NOTHING, out
