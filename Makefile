@@ -8,7 +8,7 @@ PY      := $(VENV)/bin/python
 PYTEST  := scripts/pytest
 ARGS    ?=
 
-.PHONY: help venv tools browser e2e repro e2e-kind unit test mutants bench bench-providers lint clean docker kind-image kind-up kind-down kind-smoke
+.PHONY: help venv tools browser e2e repro e2e-kind unit test mutants bench bench-providers soak lint clean docker kind-image kind-up kind-down kind-smoke
 
 help:
 	@echo "make e2e       run the scenario suite against the profile under test (kind if Docker answers, else local)"
@@ -17,6 +17,7 @@ help:
 	@echo "make repro SCENARIO=FILE   run one scenario file; artifacts and placement.html under artifacts/"
 	@echo "make mutants   run the suite against each broken scheduler in clusters/mutants"
 	@echo "make bench     print start-up, suite and bind-latency figures"
+	@echo "make soak N=20 the local suite N times: per-test pass counts, slowest tests (PROVIDER=kind N=5)"
 	@echo "make bench-providers   local and kind side by side: start to ready, node image build (ARGS=--suites: suite times)"
 	@echo "make tools     build the pinned etcd, kube-apiserver, kube-controller-manager, kube-scheduler"
 	@echo "make docker    start a Docker engine (installs Debian's docker.io if dockerd is missing)"
@@ -68,6 +69,11 @@ mutants: tools
 
 bench: tools
 	$(PY) bench/run.py $(ARGS)
+
+# The suite N times in a row: per-test pass counts and the slowest tests (PROVIDER=kind for real kubelets).
+N ?= 20
+soak: tools
+	$(PY) bench/soak.py --runs $(N) --provider $(if $(filter command environment,$(firstword $(origin PROVIDER))),$(PROVIDER),local) $(ARGS)
 
 bench-providers: tools docker
 	$(PY) bench/providers.py $(ARGS)

@@ -29,6 +29,7 @@ from schedgate.spec.schedconfig import SchedulerConfig, default_scheduler_config
 ADMIN = "admin"
 DEFAULT_SCHEDULER_USER = "system:kube-scheduler"
 CONTROLLER_MANAGER_USER = "system:kube-controller-manager"
+ETCD_CLIENT = "etcd-client"  # the API server's certificate for etcd
 # The controllers scenarios need: default ServiceAccounts in new namespaces,
 # namespace deletion, and owner-reference cleanup. Node lifecycle is left out
 # on purpose: API-only nodes have no kubelet heartbeat.
@@ -49,6 +50,7 @@ class LocalControlPlane:
     procs: dict[str, Proc] = field(default_factory=dict)
     schedulers: dict[str, SchedulerProcess] = field(default_factory=dict)
     api_port: int = 0
+    etcd_port: int = 0
     _api: k8s.ApiClient | None = None
 
     @property
@@ -72,29 +74,40 @@ class LocalControlPlane:
         identities = [f"{ADMIN}=schedgate-admin/system:masters",
                       f"kube-scheduler={DEFAULT_SCHEDULER_USER}",
                       f"kube-controller-manager={CONTROLLER_MANAGER_USER}",
-                      f"under-test={under_test_user(lease)}"]
+                      f"under-test={under_test_user(lease)}",
+                      f"{ETCD_CLIENT}=schedgate:etcd-client"]
         self._pki(identities)
         self.timings["pki"] = time.monotonic() - t0
 
+        # etcd serves TLS only and asks for a client certificate of the run's CA, on loopback: another user
+        # of the machine reaches neither its data nor its peer port (the keys live in the 0700 run folder).
         etcd_port, peer_port = free_port(), free_port()
+        pki = self.pki
+        tls = [f"--cert-file={pki / 'serving.crt'}", f"--key-file={pki / 'serving.key'}", "--client-cert-auth",
+               f"--trusted-ca-file={pki / 'ca.crt'}", f"--peer-cert-file={pki / 'serving.crt'}",
+               f"--peer-key-file={pki / 'serving.key'}", "--peer-client-cert-auth",
+               f"--peer-trusted-ca-file={pki / 'ca.crt'}"]
         etcd = self.run.start("etcd", [
             str(self.bins.etcd), "--name=schedgate", f"--data-dir={self.run.path / 'etcd'}",
-            f"--listen-client-urls=http://127.0.0.1:{etcd_port}",
-            f"--advertise-client-urls=http://127.0.0.1:{etcd_port}",
-            f"--listen-peer-urls=http://127.0.0.1:{peer_port}",
-            f"--initial-advertise-peer-urls=http://127.0.0.1:{peer_port}",
-            f"--initial-cluster=schedgate=http://127.0.0.1:{peer_port}",
-            "--unsafe-no-fsync", "--log-level=warn",
+            f"--listen-client-urls=https://127.0.0.1:{etcd_port}",
+            f"--advertise-client-urls=https://127.0.0.1:{etcd_port}",
+            f"--listen-peer-urls=https://127.0.0.1:{peer_port}",
+            f"--initial-advertise-peer-urls=https://127.0.0.1:{peer_port}",
+            f"--initial-cluster=schedgate=https://127.0.0.1:{peer_port}",
+            *tls, "--unsafe-no-fsync", "--log-level=warn",
         ])
         self.procs["etcd"] = etcd
-        self.timings["etcd"] = wait_ready(etcd, probe("127.0.0.1", etcd_port, "/health", None), 30,
-                                          f"GET http://127.0.0.1:{etcd_port}/health")
+        self.etcd_port = etcd_port
+        etcd_ctx = tls_context(pki / "ca.crt", pki / f"{ETCD_CLIENT}.crt", pki / f"{ETCD_CLIENT}.key")
+        self.timings["etcd"] = wait_ready(etcd, probe("127.0.0.1", etcd_port, "/health", etcd_ctx), 30,
+                                          f"GET https://127.0.0.1:{etcd_port}/health")
 
         self.api_port = free_port()
-        pki = self.pki
         api = self.run.start("kube-apiserver", [
             str(self.bins.kube_apiserver),
-            f"--etcd-servers=http://127.0.0.1:{etcd_port}",
+            f"--etcd-servers=https://127.0.0.1:{etcd_port}", f"--etcd-cafile={pki / 'ca.crt'}",
+            f"--etcd-certfile={pki / f'{ETCD_CLIENT}.crt'}", f"--etcd-keyfile={pki / f'{ETCD_CLIENT}.key'}",
+            "--anonymous-auth=false",
             "--bind-address=127.0.0.1", f"--secure-port={self.api_port}", "--advertise-address=127.0.0.1",
             f"--tls-cert-file={pki / 'serving.crt'}", f"--tls-private-key-file={pki / 'serving.key'}",
             f"--client-ca-file={pki / 'ca.crt'}",
