@@ -171,9 +171,9 @@ class Cluster:
         for p in self.backend.components():
             if control_plane_only and id(p) in schedulers:
                 continue
-            if not p.alive() and not p.expected_exit:
-                out.append(f"{p.name} exited with code {p.returncode}; log tail: "
-                           f"{' | '.join(p.log_tail(3))} (log: {p.log})")
+            if p.died():
+                how = f"exited with code {p.returncode}" if not p.alive() else "was restarted by its supervisor"
+                out.append(f"{p.name} {how}; log tail: {' | '.join(p.log_tail(3))} (log: {p.log})")
         return out
 
     def control_plane_down(self) -> bool:

@@ -20,6 +20,7 @@ import csv
 import re
 import shutil
 from collections.abc import Iterable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +58,6 @@ def _timeline(events: list[dict[str, Any]]) -> list[str]:
 
 
 def _iso(t: float) -> str:
-    from datetime import UTC, datetime
-
     return datetime.fromtimestamp(t, UTC).strftime("%H:%M:%S.%f")[:-3] if t else "?"
 
 

@@ -77,6 +77,9 @@ class Component(Protocol):
 
     def alive(self) -> bool: ...
 
+    def died(self) -> bool:
+        """It stopped (or was restarted by its own supervisor) without the harness asking it to."""
+
     @property
     def returncode(self) -> int | None: ...
 
@@ -102,6 +105,9 @@ class Proc:
 
     def alive(self) -> bool:
         return self.popen.poll() is None
+
+    def died(self) -> bool:
+        return not self.alive() and not self.expected_exit
 
     @property
     def returncode(self) -> int | None:
