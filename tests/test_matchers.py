@@ -87,19 +87,32 @@ def test_only_transient_api_errors_are_retried():
     assert not is_transient(ApiException(status=404)) and not is_transient(ApiException(status=409))
     calls = []
 
-    def flaky():
-        calls.append(1)
+    def flaky(**kwargs):
+        calls.append(kwargs)
         if len(calls) < 3:
             raise ApiException(status=503)
         return "ok"
 
     assert read(flaky) == "ok" and len(calls) == 3
+    assert calls[0] == {"_request_timeout": 10.0}, "every read has an answer deadline unless it sets one"
 
-    def missing():
-        calls.append(1)
+    def missing(**kwargs):
+        calls.append(kwargs)
         raise ApiException(status=404)
 
     calls.clear()
     with pytest.raises(ApiException):
         read(missing)
+    assert len(calls) == 1
+
+    # A dead component is why the API does not answer: the first retry asks, and gives up with its death.
+    class Died(AssertionError):
+        pass
+
+    def dead() -> None:
+        raise Died("etcd exited with code -9")
+
+    calls.clear()
+    with pytest.raises(Died):
+        read(flaky, alive=dead)
     assert len(calls) == 1
