@@ -19,11 +19,18 @@ class DefinitionError(SchedgateError):
     """A cluster definition or scheduler configuration file is invalid."""
 
     def __init__(self, path: str | Path, field: str, problem: str) -> None:
-        self.path = str(path)
-        self.field = field
-        self.problem = problem
-        where = f"{self.path}: {field}: " if field else f"{self.path}: "
-        super().__init__(f"{where}{problem}")
+        self.path = _one_line(str(path))
+        self.field = _one_line(str(field))
+        self.problem = _one_line(problem)
+        where = f"{self.path}: {self.field}: " if self.field else f"{self.path}: "
+        super().__init__(f"{where}{self.problem}")
+
+
+def _one_line(text: str) -> str:
+    """``text`` with each character that would break or garble the line (newlines, controls, bidi marks) escaped."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 class ToolchainError(SchedgateError):

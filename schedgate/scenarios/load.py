@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 import schedgate.scenarios.control_steps
 import schedgate.scenarios.node_steps
 import schedgate.scenarios.outcomes  # noqa: F401  (these three register their steps)
+from schedgate.errors import DefinitionError
 from schedgate.scenarios.parse import TEMPLATE_FIELDS, Parser
 from schedgate.scenarios.run import Action
 from schedgate.scenarios.steps import STEPS
@@ -128,7 +129,10 @@ def _file_or_inline(v: Validator, path: Path, raw: Any, key: str, inline: str, l
         return load(resolve_user_path(raw, path.parent))
     if not isinstance(raw, dict):
         v.fail(key, f"must be a file name or {inline}, got {kind_of(raw)}")
-    return parse(raw, f"{path}: {key}")
+    try:
+        return parse(raw, str(path))
+    except DefinitionError as e:  # a field of this file: named from the top, with its line
+        v.fail(f"{key}.{e.field}" if e.field else key, e.problem)
 
 
 def is_scenario_file(path: Path) -> bool:

@@ -92,10 +92,11 @@ class ScheduledOn:
     @classmethod
     def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> ScheduledOn:
         allowed = p.node_set(body, w)
+        chosen = set(allowed)
         expect = w.rsplit(".", 1)[0]
         never = p.node_set(m["never"], f"{expect}.never") if "never" in m else \
-            [n.name for n in p.definition.nodes() if n.name not in allowed]
-        both = sorted(set(allowed) & set(never))
+            [n for n in p.node_names if n not in chosen]
+        both = sorted(chosen & set(never))
         if both:
             p.v.fail(f"{expect}.never", f"nodes both allowed and forbidden: {', '.join(both)}")
         distinct = p.v.whole(m["distinctNodes"], f"{expect}.distinctNodes", minimum=1) if "distinctNodes" in m \

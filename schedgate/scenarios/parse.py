@@ -4,8 +4,10 @@ templates, and the checks for node sets, pod sets, templates, timeouts and refer
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -81,6 +83,7 @@ class Parser:
     load_config: Callable[[Path], SchedulerConfig]
     created: list[str] = field(default_factory=list)
     templates: dict[str, Template] = field(default_factory=dict)
+    _created: set[str] = field(default_factory=set)  # the same names, for look-ups
 
     def referenced(self, value: str) -> Path:
         """A file named relative to the scenario's folder, else to schedgate's shipped files."""
@@ -89,34 +92,43 @@ class Parser:
     def timeout(self, m: dict[str, Any], w: str) -> float:
         return self.v.number(m.get("timeout", DEFAULT_TIMEOUT), f"{w}.timeout", minimum=0.1, maximum=MAX_SECONDS)
 
+    @cached_property
+    def node_names(self) -> dict[str, None]:
+        """Every node's name in definition order, made once: a file may name nodes thousands of times."""
+        return dict.fromkeys(n.name for n in self.definition.nodes())
+
+    @cached_property
+    def pools(self) -> dict[str, list[str]]:
+        return {p.name: p.node_names() for p in self.definition.pools}
+
     def node_set(self, raw: Any, where: str) -> list[str]:
         """Node and pool names, expanded to node names in definition order."""
-        names = self.v.strings(raw, where)
-        pools = {p.name: p.node_names() for p in self.definition.pools}
-        known = {n.name for n in self.definition.nodes()}
-        out: list[str] = []
-        for i, n in enumerate(names):
-            if n in pools:
-                out += [x for x in pools[n] if x not in out]
-            elif n in known:
-                if n not in out:
-                    out.append(n)
+        out: dict[str, None] = {}
+        for i, n in enumerate(dict.fromkeys(self.v.strings(raw, where))):
+            if n in self.pools:
+                out.update(dict.fromkeys(self.pools[n]))
+            elif n in self.node_names:
+                out[n] = None
             else:
                 self.v.fail(f"{where}[{i}]" if isinstance(raw, list) else where,
                             f"unknown node or pool {n!r} in cluster {self.definition.name!r} "
-                            f"(pools: {', '.join(pools)})")
-        return out
+                            f"(pools: {', '.join(self.pools)})")
+        return list(out)
 
     def pod_set(self, raw: Any, where: str) -> list[str]:
         """Pod names or globs (``infer-*``), each matching a pod an earlier step created."""
-        out: list[str] = []
-        for i, pattern in enumerate(self.v.strings(raw, where)):
-            hits = [p for p in self.created if fnmatch.fnmatchcase(p, pattern)]
+        out: dict[str, None] = {}
+        for i, pattern in enumerate(dict.fromkeys(self.v.strings(raw, where))):
+            if pattern in self._created:  # a pod's own name (names are DNS labels: no glob characters)
+                hits = [pattern]
+            else:
+                match = re.compile(fnmatch.translate(pattern)).match  # as fnmatchcase, compiled once
+                hits = [p for p in self.created if match(p)]
             if not hits:
                 self.v.fail(f"{where}[{i}]" if isinstance(raw, list) else where,
                             f"no pod created by an earlier step matches {pattern!r}")
-            out += [h for h in hits if h not in out]
-        return out
+            out.update(dict.fromkeys(hits))
+        return list(out)
 
     def create(self, names: list[str], w: str) -> None:
         """Record the pods step ``w`` creates; too many pods, or a name used twice, fails here."""
@@ -124,11 +136,12 @@ class Parser:
             self.v.fail(f"{w}.count", f"a scenario creates at most {MAX_PODS} pods; this step would make it "
                                       f"{len(self.created) + len(names)}")
         for n in names:
-            if n in self.created:
+            if n in self._created:
                 self.v.fail(f"{w}.name", f"pod {n!r} is already created by an earlier step")
             if len(n) > 63:
                 self.v.fail(f"{w}.name", f"pod name {n!r} is longer than 63 characters")
         self.created += names
+        self._created.update(names)
 
     def config(self, name: str) -> SchedulerConfig:
         return self.load_config(self.referenced(name))
@@ -154,7 +167,7 @@ class Parser:
         for i, key in enumerate(forbid):
             v.label_key(key, f"{where}.forbidLabels[{i}]")
         node = m.get("node")
-        if "node" in m and (not isinstance(node, str) or node not in {n.name for n in self.definition.nodes()}):
+        if "node" in m and (not isinstance(node, str) or node not in self.node_names):
             v.fail(f"{where}.node", f"must be the name of one node in cluster {self.definition.name!r}, got {node!r}")
         return Template(
             gpus=v.whole(m["gpus"], f"{where}.gpus") if "gpus" in m else None,

@@ -129,13 +129,13 @@ def load_scheduler_config(path: str | Path, *, allow_default_profile: bool = Fal
 def parse_scheduler_config(doc: Any, source: str = "<memory>", *,
                            allow_default_profile: bool = False) -> SchedulerConfig:
     if not isinstance(doc, dict):
-        raise DefinitionError(source, "", f"must be a KubeSchedulerConfiguration or a 'profiles:' mapping, "
-                                          f"got {type(doc).__name__ if doc is not None else 'an empty file'}")
+        raise DefinitionError(source, "document", f"must be a KubeSchedulerConfiguration or a 'profiles:' mapping, "
+                                                  f"got {type(doc).__name__ if doc is not None else 'an empty file'}")
     fragment = "kind" not in doc and "apiVersion" not in doc
     if fragment:
-        extra = sorted(set(doc) - {"profiles"})
+        extra = sorted(set(doc) - {"profiles"}, key=str)  # keys of any type: null, 1, a
         if extra:
-            raise DefinitionError(source, extra[0], "a fragment holds only 'profiles'; "
+            raise DefinitionError(source, str(extra[0]) or '""', "a fragment holds only 'profiles'; "
                                                     f"write a whole {KIND} to set other fields")
     else:
         if doc.get("kind") != KIND:

@@ -23,4 +23,7 @@ def resolve_user_path(value: str | Path, base: Path) -> Path:
     if p.is_absolute():
         return p
     beside = base / p
-    return beside if beside.exists() or not shipped(p).exists() else shipped(p)
+    try:
+        return beside if beside.exists() or not shipped(p).exists() else shipped(p)
+    except (OSError, ValueError):  # a name too long, or holding NUL: reading it says so, in one line
+        return beside

@@ -24,6 +24,7 @@ MAX_WHOLE = 1_000_000    # any other count (GPUs, slots)
 
 
 def join(where: str, key: str) -> str:
+    key = key or '""'  # an empty key is named too
     return f"{where}.{key}" if where else key
 
 
@@ -106,7 +107,7 @@ class Validator:
         text = self.string(value, where)
         try:
             re.compile(text)
-        except re.error as e:
+        except (re.error, OverflowError, RecursionError) as e:  # also a{99999999999}, groups nested 1000 deep
             self.fail(where, f"not a valid regular expression: {e}")
         return text
 
