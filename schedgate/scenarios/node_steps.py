@@ -1,10 +1,10 @@
 """Scenario steps that edit nodes (undone before the next test): label, unlabel, annotateNodes, taint,
-untaint, setGPUs, deleteNodes. Each takes ``nodes``: node and pool names."""
+untaint, setGPUs, cordon, deleteNodes. Each takes ``nodes``: node and pool names."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
@@ -24,6 +24,12 @@ class NodeStep:
         m = p.v.mapping(raw, w, required=("nodes", *cls.FIELDS), allowed=("nodes", *cls.FIELDS, *cls.OPTIONAL))
         return m, tuple(p.node_set(m["nodes"], f"{w}.nodes"))
 
+    @classmethod
+    def parse(cls, p: Parser, raw: Any, w: str) -> Self:
+        """A step with no fields but ``nodes``; steps with more parse them too."""
+        _, nodes = cls.parse_nodes(p, raw, w)
+        return cls(nodes=nodes)
+
     def run(self, r: Run) -> None:
         for node in self.nodes:
             self.on(r, node)
@@ -36,6 +42,19 @@ def _key(p: Parser, m: dict[str, Any], w: str) -> str:
     key = p.v.string(m["key"], f"{w}.key")
     p.v.label_key(key, f"{w}.key")
     return key
+
+
+@dataclass(frozen=True)
+class KeyStep(NodeStep):
+    """A step on a node set naming one label or taint ``key``."""
+
+    key: str = ""
+    FIELDS: ClassVar[tuple[str, ...]] = ("key",)
+
+    @classmethod
+    def parse(cls, p: Parser, raw: Any, w: str) -> Self:
+        m, nodes = cls.parse_nodes(p, raw, w)
+        return cls(nodes=nodes, key=_key(p, m, w))
 
 
 @step("label")
@@ -57,15 +76,7 @@ class Label(NodeStep):
 
 @step("unlabel")
 @dataclass(frozen=True)
-class Unlabel(NodeStep):
-    key: str = ""
-    FIELDS: ClassVar[tuple[str, ...]] = ("key",)
-
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> Unlabel:
-        m, nodes = cls.parse_nodes(p, raw, w)
-        return cls(nodes=nodes, key=_key(p, m, w))
-
+class Unlabel(KeyStep):
     def on(self, r: Run, node: str) -> None:
         r.cluster.unlabel(node, self.key)
 
@@ -109,15 +120,7 @@ class TaintNodes(NodeStep):
 
 @step("untaint")
 @dataclass(frozen=True)
-class Untaint(NodeStep):
-    key: str = ""
-    FIELDS: ClassVar[tuple[str, ...]] = ("key",)
-
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> Untaint:
-        m, nodes = cls.parse_nodes(p, raw, w)
-        return cls(nodes=nodes, key=_key(p, m, w))
-
+class Untaint(KeyStep):
     def on(self, r: Run, node: str) -> None:
         r.cluster.untaint(node, self.key)
 
@@ -140,11 +143,6 @@ class SetGPUs(NodeStep):
 @step("deleteNodes")
 @dataclass(frozen=True)
 class DeleteNodes(NodeStep):
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> DeleteNodes:
-        _, nodes = cls.parse_nodes(p, raw, w)
-        return cls(nodes=nodes)
-
     def on(self, r: Run, node: str) -> None:
         r.cluster.delete_node(node)
 
@@ -153,11 +151,6 @@ class DeleteNodes(NodeStep):
 @dataclass(frozen=True)
 class Cordon(NodeStep):
     """Mark nodes unschedulable (``kubectl cordon``); undone before the next test."""
-
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> Cordon:
-        _, nodes = cls.parse_nodes(p, raw, w)
-        return cls(nodes=nodes)
 
     def on(self, r: Run, node: str) -> None:
         r.cluster.cordon(node)

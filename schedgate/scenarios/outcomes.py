@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, Self, TypeVar
 
+from schedgate.kube.watch import Matcher
 from schedgate.objects.events import summarize
 from schedgate.objects.matchers import gone, scheduled_on, scheduling_error, unschedulable
 from schedgate.objects.metrics import MetricsSnapshot
@@ -112,41 +113,42 @@ class ScheduledOn:
         r.figure(f"step {index}: nodes used", ", ".join(used))
 
 
-def _message(p: Parser, body: Any, w: str) -> str | None:
-    if body is True or body is None:
-        return None
-    mm = p.v.mapping(body, w, allowed=("message",))
-    return p.v.regex(mm["message"], f"{w}.message") if "message" in mm else None
+@dataclass(frozen=True)
+class Refused:
+    """PodScheduled=False for one reason, with a message matching ``message`` (a regex) if given."""
+
+    message: str | None
+
+    @classmethod
+    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Self:
+        if body is True or body is None:
+            return cls(None)
+        mm = p.v.mapping(body, w, allowed=("message",))
+        return cls(p.v.regex(mm["message"], f"{w}.message") if "message" in mm else None)
+
+    def matcher(self) -> Matcher:
+        raise NotImplementedError
+
+    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
+        r.each(pods, self.matcher(), timeout)
 
 
 @outcome("unschedulable")
 @dataclass(frozen=True)
-class Unschedulable:
-    """PodScheduled=False, reason Unschedulable (a SchedulerError fails at once)."""
+class Unschedulable(Refused):
+    """Reason Unschedulable (a SchedulerError fails at once)."""
 
-    message: str | None
-
-    @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Unschedulable:
-        return cls(_message(p, body, w))
-
-    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
-        r.each(pods, unschedulable(self.message), timeout)
+    def matcher(self) -> Matcher:
+        return unschedulable(self.message)
 
 
 @outcome("schedulingError")
 @dataclass(frozen=True)
-class SchedulingError:
-    """PodScheduled=False, reason SchedulerError (Unschedulable fails at once)."""
+class SchedulingError(Refused):
+    """Reason SchedulerError (an Unschedulable fails at once)."""
 
-    message: str | None
-
-    @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> SchedulingError:
-        return cls(_message(p, body, w))
-
-    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
-        r.each(pods, scheduling_error(self.message), timeout)
+    def matcher(self) -> Matcher:
+        return scheduling_error(self.message)
 
 
 def _true(p: Parser, body: Any, w: str) -> None:
