@@ -41,7 +41,7 @@ OLD_IMPORTS = {
     "schedgate.providers": ["PROVIDERS", "ClusterRequest", "Started", "start_cluster", "read_info", "write_info"],
     "schedgate.quantity": ["parse_quantity", "scaled"],
     "schedgate.rbac": ["scheduler_rbac", "grant", "user_subject"],
-    "schedgate.report": ["Report", "figures"],
+    "schedgate.report": ["Report"],
     "schedgate.repro": ["Run", "bound", "decided"],
     "schedgate.scenario": ["Scenario", "Step", "load_scenario", "is_scenario_file", "referenced_files"],
     "schedgate.schedconfig": ["SchedulerConfig", "load_scheduler_config", "parse_scheduler_config",

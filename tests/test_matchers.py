@@ -76,6 +76,11 @@ odd{label="with \\"quote\\""} 1.5e3
     assert m.value("scheduler_pending_pods", queue="backoff") == 0
     assert m.select("odd")[0].labels == {"label": 'with "quote"'}
     assert m.value("odd") == 1500
+    # An escaped backslash before an n is a backslash and an n, not a newline.
+    assert parse_metrics('x{path="C:\\\\new"} 1\n').select("x")[0].labels == {"path": "C:\\new"}
+    # A histogram is its bucket, sum and count samples.
+    h = parse_metrics("# TYPE d histogram\nd_bucket{le=\"0.1\"} 1\nd_bucket{le=\"+Inf\"} 2\nd_sum 0.3\nd_count 2\n")
+    assert h.histogram_count("d") == 2 and h.histogram_sum("d") == pytest.approx(0.3)
 
 
 def test_only_transient_api_errors_are_retried():

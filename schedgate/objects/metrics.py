@@ -1,14 +1,12 @@
-"""Scheduler /metrics in the Prometheus text format, read without a client library."""
+"""Scheduler /metrics in the Prometheus text format."""
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?$')
-_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+from prometheus_client.parser import text_string_to_metric_families
 
 
 @dataclass(frozen=True)
@@ -40,27 +38,11 @@ class MetricsSnapshot:
         return self.value(f"{name}_sum", **labels)
 
 
-def _unescape(v: str) -> str:
-    return v.replace(r"\\", "\\").replace(r"\"", '"').replace(r"\n", "\n")
-
-
 def parse_metrics(text: str | Iterable[str]) -> MetricsSnapshot:
-    lines = text.splitlines() if isinstance(text, str) else text
-    out = []
-    for line in lines:
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        m = _SAMPLE.match(line)
-        if not m:
-            continue
-        name, raw_labels, raw_value = m.groups()
-        labels = {k: _unescape(v) for k, v in _LABEL.findall(raw_labels or "")}
-        try:
-            value = float(raw_value)
-        except ValueError:
-            continue
-        if math.isnan(value):
-            continue
-        out.append(Sample(name, labels, value))
+    """Every sample of a scrape (histograms as their ``_bucket``, ``_sum`` and ``_count`` samples); NaN
+    samples are left out. The text format is read by prometheus-client's own parser."""
+    body = text if isinstance(text, str) else "\n".join(text)
+    out = [Sample(s.name, dict(s.labels), float(s.value))
+           for family in text_string_to_metric_families(body) for s in family.samples
+           if not math.isnan(float(s.value))]
     return MetricsSnapshot(tuple(out))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _pytest.junitxml import xml_key  # where pytest keeps its JUnit writer (no public name)
 
 from schedgate.errors import SchedgateError
 from schedgate.pytest_plugin.fixtures import (  # noqa: F401  (fixtures)
@@ -30,10 +31,10 @@ from schedgate.pytest_plugin.fixtures import (  # noqa: F401  (fixtures)
 )
 from schedgate.pytest_plugin.fixtures.cluster import started_of
 from schedgate.pytest_plugin.items import collect_file, scenario_run, schedgate_extra_clusters  # noqa: F401
-from schedgate.pytest_plugin.options import add_options, request_from
+from schedgate.pytest_plugin.options import add_options, asked_for, request_from
 from schedgate.pytest_plugin.state import ItemState, state_of
 from schedgate.report.artifacts import collect, folder_for
-from schedgate.report.figures import figures
+from schedgate.report.figures import figures_of
 from schedgate.report.timing import pod_timings, summary_row, wait_bound_pods_ready
 from schedgate.runtime.progress import log
 from schedgate.runtime.scheduler import distinct
@@ -45,8 +46,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "schedgate: a scenario that runs on a schedgate cluster")
+    config.addinivalue_line("markers", "schedgate: a test that runs on a schedgate cluster (`-m 'not schedgate'` "
+                                       "deselects them)")
     log.setLevel(logging.INFO)  # progress is captured with each test's setup, shown on failure
+    config.pluginmanager.register(JUnitFigures(config), "schedgate-junit-figures")
+    if not asked_for(config):
+        return  # inert: a session that names none of schedgate's options loads nothing until a test needs it
     try:
         request_from(config)
     except SchedgateError as e:
@@ -54,6 +59,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
+    if not asked_for(config):
+        return []
     req = request_from(config)
     try:
         version = pinned_kubernetes_version()
@@ -74,10 +81,19 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return collect_file(file_path, parent)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that runs on a schedgate cluster carries the ``schedgate`` marker."""
+    for item in items:
+        if "schedgate_session" in getattr(item, "fixturenames", ()):
+            item.add_marker("schedgate")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
     rep = outcome.get_result()
+    if rep.when == "call":
+        rep.schedgate_figures = figures_of(item)  # a plain attribute: pytest-xdist carries it to the controller
     state = state_of(item)
     if state is None or rep.when != "call":
         return
@@ -152,7 +168,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     for key in ("passed", "failed"):
         for rep in terminalreporter.stats.get(key, []):
             if getattr(rep, "when", None) == "call":
-                rows += [(rep.nodeid, k, v) for k, v in figures(rep.user_properties)]
+                rows += [(rep.nodeid, k, v) for k, v in getattr(rep, "schedgate_figures", [])]
     started = started_of(terminalreporter.config)
     if started is not None and started.reaped:
         terminalreporter.write_line(f"schedgate: removed what crashed runs left: {'; '.join(started.reaped)}")
@@ -167,3 +183,17 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if started is not None and started.run_dir.exists() and terminalreporter.config.getoption("keep_cluster"):
         terminalreporter.write_line(f"schedgate: cluster kept running; export KUBECONFIG={started.cluster.kubeconfig}")
         terminalreporter.write_line(f"schedgate: stop it with: {sys.executable} -m schedgate down {started.run_dir}")
+
+
+class JUnitFigures:
+    """Writes each test's figures as properties of the JUnit test suite (where xunit2 allows them)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:  # noqa: F811 (pytest's own name)
+        figures = getattr(report, "schedgate_figures", None)
+        xml = self.config.stash.get(xml_key, None)
+        if xml is not None and figures:
+            for name, value in figures:
+                xml.add_global_property(f"schedgate: {report.nodeid} :: {name}", value)

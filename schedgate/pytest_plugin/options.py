@@ -122,6 +122,23 @@ def _shown(p: Path) -> str:
         return str(p)
 
 
+# Options whose default is only how a run looks, not a sign that it uses schedgate.
+_PRESENTATION = ("--artifacts", "--artifacts-on")
+_FROM_ENVIRONMENT = {"--provider": "SCHEDGATE_PROVIDER", "--kubernetes-version": "SCHEDGATE_KUBERNETES_VERSION"}
+
+
+def asked_for(config: pytest.Config) -> bool:
+    """Whether this session names schedgate: one of its options on the command line or from its environment
+    variables, or its ini settings. A session that does not is left alone until a test asks for a cluster."""
+    for o in OPTIONS:
+        if o.flag in _PRESENTATION:
+            continue
+        if config.getoption(o.dest) not in (None, False) and (
+                config.getoption(o.dest) != o.default or os.environ.get(_FROM_ENVIRONMENT.get(o.flag, ""))):
+            return True
+    return bool(config.getini("schedgate_cluster") or config.getini("schedgate_scheduler_config"))
+
+
 def request_from(config: pytest.Config) -> ClusterRequest:
     """Read and validate every schedgate option; a problem raises SchedgateError in one line."""
     cached = config.stash.get(_REQUEST, None)

@@ -1,29 +1,31 @@
 """Figures a scenario measures (seconds to bind, whole nodes left), shown after the run.
 
-A figure is kept in the test's JUnit properties (``schedgate:NAME``), so it
-survives xdist workers and shows in CI reports as well as in the summary.
+A figure travels on the test's report (``schedgate_figures``, which pytest-xdist
+carries from its workers too), is printed in the run's summary and written as a
+property of the JUnit test suite (``schedgate: TEST :: NAME``): the default
+``xunit2`` format allows properties there, not on a test case.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
 
+import pytest
 
-class HasProperties(Protocol):
-    """A pytest item: what :class:`Report` writes to."""
-
-    user_properties: list[tuple[str, object]]
+FIGURES = pytest.StashKey[list[tuple[str, str]]]()
 
 
 @dataclass
 class Report:
-    node: HasProperties
+    """``report.figure(name, value, unit)`` for one test item."""
+
+    node: pytest.Item
 
     def figure(self, name: str, value: float | int | str, unit: str = "") -> None:
         shown = f"{value:.3f}" if isinstance(value, float) else str(value)
-        self.node.user_properties.append((f"schedgate:{name}", f"{shown}{' ' + unit if unit else ''}"))
+        self.node.stash.setdefault(FIGURES, []).append((name, f"{shown}{' ' + unit if unit else ''}"))
 
 
-def figures(user_properties: list[tuple[str, Any]]) -> list[tuple[str, str]]:
-    return [(k.removeprefix("schedgate:"), str(v)) for k, v in user_properties if str(k).startswith("schedgate:")]
+def figures_of(item: pytest.Item) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = item.stash.get(FIGURES, [])
+    return list(found)
