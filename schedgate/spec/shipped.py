@@ -1,5 +1,5 @@
-"""Where the files schedgate ships with are: default cluster definitions, profiles, mutants, the Go
-module its binaries are built from, and its scripts.
+"""Where the files schedgate ships with are: default cluster definitions, profiles, mutants, the
+scenario examples, the Go module its binaries are built from, the kind node image's files, its scripts.
 
 Every path to a shipped file goes through :func:`shipped`, so there is one place that knows where
 they live.
@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+_CHECKOUT = Path(__file__).resolve().parent.parent.parent
+_WHEEL = Path(__file__).resolve().parent.parent / "_shipped"
+# A checkout has clusters/ beside the package; an installed wheel carries the same tree in schedgate/_shipped.
+ROOT = _CHECKOUT if (_CHECKOUT / "clusters" / "inference.yaml").is_file() else _WHEEL
 
 
 def shipped(relative: str | Path) -> Path:

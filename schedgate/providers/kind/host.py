@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -39,7 +40,8 @@ INOTIFY = {"max_user_instances": 1024, "max_user_watches": 524288}
 class Host:
     """The machine's Docker engine and schedgate's node tools (``scripts/node-binaries`` builds them)."""
 
-    env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
+    # PYTHON: the interpreter schedgate runs in, for scripts that ask it for the pinned version's ldflags.
+    env: dict[str, str] = field(default_factory=lambda: {"PYTHON": sys.executable, **os.environ})
     bin_dir: Path | None = None
 
     # -- the one runner --------------------------------------------------------
