@@ -29,8 +29,8 @@ def test_a_session_that_does_not_use_schedgate_loads_nothing_of_it(tmp_path):
 
 
 def test_every_cluster_test_carries_the_schedgate_marker():
-    out = pytest_in(ROOT, "e2e/test_hard_constraint.py", "tests/test_quantity.py", "-m", "not schedgate",
-                    "--collect-only", "-q")
+    out = pytest_in(ROOT, "e2e/test_hard_constraint.py", "e2e/scenarios/hard-constraint.scenario.yaml",
+                    "tests/test_quantity.py", "-m", "not schedgate", "--collect-only", "-q")
     listed = [x for x in out.stdout.splitlines() if "::" in x]
     assert listed and all(x.startswith("tests/test_quantity.py::") for x in listed), out.stdout
     assert "deselected" in out.stdout

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parent.parent
 
 SCENARIO = """\
@@ -41,11 +43,16 @@ def run(*argv: str | Path, cwd: Path, timeout: float = 600) -> subprocess.Comple
     return subprocess.run([str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-def test_the_wheel_runs_a_users_scenarios_with_no_checkout(tmp_path):
-    dist = tmp_path / "dist"
-    built = run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, ROOT, cwd=tmp_path)
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dist = tmp_path_factory.mktemp("dist")
+    built = run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, ROOT, cwd=dist)
     assert built.returncode == 0, built.stderr[-2000:]
-    [wheel] = dist.glob("schedgate-*.whl")
+    [found] = dist.glob("schedgate-*.whl")
+    return found
+
+
+def test_the_wheel_runs_a_users_scenarios_with_no_checkout(tmp_path, wheel):
     venv = tmp_path / "venv"
     assert run(sys.executable, "-m", "venv", venv, cwd=tmp_path).returncode == 0
     installed = run(venv / "bin" / "pip", "install", "-q", wheel, cwd=tmp_path)
@@ -66,3 +73,17 @@ def test_the_wheel_runs_a_users_scenarios_with_no_checkout(tmp_path):
     suite = run(venv / "bin" / "pytest", "-p", "no:cacheprovider", "-q", "--provider", "local", cwd=repo)
     assert suite.returncode == 0, suite.stdout[-4000:] + suite.stderr[-2000:]
     assert "2 passed" in suite.stdout, suite.stdout[-2000:]
+
+
+def test_init_writes_a_repository_whose_two_commands_pass(tmp_path, wheel):
+    """`schedgate init` in an empty folder, then its README's two commands (schedgate from the wheel)."""
+    repo = tmp_path / "new-repo"
+    made = run(sys.executable, "-m", "schedgate", "init", repo, "--schedgate", wheel, cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    again = run(sys.executable, "-m", "schedgate", "init", repo, cwd=tmp_path)
+    assert again.returncode == 2 and again.stderr.count("\n") == 1 and "exists" in again.stderr, again.stderr
+    e2e = run("make", "e2e", cwd=repo)
+    assert e2e.returncode == 0, e2e.stdout[-4000:] + e2e.stderr[-2000:]
+    assert "3 passed" in e2e.stdout, e2e.stdout[-2000:]
+    test = run("make", "test", cwd=repo)
+    assert test.returncode == 0 and "3 passed" in test.stdout, test.stdout[-4000:]

@@ -8,6 +8,7 @@
     schedgate reap                                            remove what crashed runs left behind
     schedgate tools build|path|version|ldflags                the pinned binaries
     schedgate mutants [--focused] [-- PYTEST_ARGS]            the suite against deliberately broken schedulers
+    schedgate init [DIR]                                      a repository of your own that tests your scheduler
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from schedgate.cli import mutants
+from schedgate.cli.init import init
 from schedgate.errors import SchedgateError, ToolchainError
 from schedgate.providers import read_info, start_cluster
 from schedgate.pytest_plugin.options import (
@@ -78,6 +80,11 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("reap", help="remove processes and folders that crashed runs left behind")
     tools = sub.add_parser("tools", help="build or locate the pinned Kubernetes binaries (what `make tools` runs)")
     tools.add_argument("what", choices=("build", "path", "version", "ldflags"), nargs="?", default="build")
+    new = sub.add_parser("init", help="write a repository of your own that tests your scheduler: a cluster, a "
+                                      "profile, a scenario file, a Python scenario, a Makefile, a CI workflow")
+    new.add_argument("folder", nargs="?", type=Path, default=Path("."), help="where (default: here)")
+    new.add_argument("--schedgate", metavar="SOURCE", help="where its Makefile installs schedgate from "
+                                                           "(default: this schedgate's checkout)")
     sub.add_parser("mutants", help="run the suite against each broken scheduler in clusters/mutants "
                                    "(`schedgate mutants --help`)", add_help=False)
     return ap
@@ -204,5 +211,14 @@ def _tools(args: argparse.Namespace) -> int:
     return 0
 
 
+def _init(args: argparse.Namespace) -> int:
+    written = init(args.folder, args.schedgate)
+    for path in written:
+        print(f"schedgate: wrote {path}")
+    print(f"schedgate: now: cd {args.folder} && make e2e")
+    return 0
+
+
 ACTIONS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "up": _up, "status": _status, "down": _down, "repro": _repro, "check": _check, "reap": _reap, "tools": _tools}
+    "up": _up, "status": _status, "down": _down, "repro": _repro, "check": _check, "reap": _reap, "tools": _tools,
+    "init": _init}

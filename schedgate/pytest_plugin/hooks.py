@@ -30,7 +30,12 @@ from schedgate.pytest_plugin.fixtures import (  # noqa: F401  (fixtures)
     slow_api,
 )
 from schedgate.pytest_plugin.fixtures.cluster import started_of
-from schedgate.pytest_plugin.items import collect_file, scenario_run, schedgate_extra_clusters  # noqa: F401
+from schedgate.pytest_plugin.items import (  # noqa: F401  (fixtures)
+    ScenarioItem,
+    collect_file,
+    scenario_run,
+    schedgate_extra_clusters,
+)
 from schedgate.pytest_plugin.options import add_options, asked_for, request_from
 from schedgate.pytest_plugin.state import ItemState, state_of
 from schedgate.report.artifacts import collect, folder_for
@@ -84,7 +89,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test that runs on a schedgate cluster carries the ``schedgate`` marker."""
     for item in items:
-        if "schedgate_session" in getattr(item, "fixturenames", ()):
+        if isinstance(item, ScenarioItem) or "schedgate_session" in getattr(item, "fixturenames", ()):
             item.add_marker("schedgate")
 
 
