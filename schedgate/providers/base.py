@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from schedgate.cluster import Cluster
-from schedgate.errors import ToolchainError
-from schedgate.runtime.toolchain import Binaries, ensure_binaries, pinned_kubernetes_version
+from schedgate.runtime.binaries import resolve
+from schedgate.runtime.toolchain import Binaries
 from schedgate.spec.cluster import ClusterDefinition
 from schedgate.spec.schedconfig import SchedulerConfig
 
@@ -104,11 +104,6 @@ def read_info(run: Path) -> dict[str, Any]:
 
 
 def binaries(bin_dir: Path | None) -> Binaries:
-    """The pinned binaries: built into the cache, or the prebuilt ones of ``--bin-dir``."""
-    if bin_dir is None:
-        return ensure_binaries()
-    bins = Binaries(Path(bin_dir), pinned_kubernetes_version())
-    missing = bins.missing(mutants=False)
-    if missing:
-        raise ToolchainError(f"--bin-dir {bin_dir}: missing executable {', '.join(missing)}")
-    return bins
+    """The pinned binaries: built into the cache, the prebuilt ones of ``--bin-dir``, or envtest's
+    (``KUBEBUILDER_ASSETS``), each checked against the pin (see :mod:`schedgate.runtime.binaries`)."""
+    return resolve(bin_dir)

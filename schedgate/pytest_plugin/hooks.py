@@ -41,6 +41,7 @@ from schedgate.pytest_plugin.state import ItemState, state_of
 from schedgate.report.artifacts import collect, folder_for
 from schedgate.report.figures import figures_of
 from schedgate.report.timing import pod_timings, summary_row, wait_bound_pods_ready
+from schedgate.runtime.binaries import describe
 from schedgate.runtime.progress import log
 from schedgate.runtime.scheduler import distinct
 from schedgate.runtime.toolchain import pinned_kubernetes_version
@@ -72,12 +73,17 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     except SchedgateError:
         version = "unknown"
     binary = req.scheduler_binary or "built from go/ (pinned)"
+    try:
+        sources = describe(req.bin_dir)
+    except SchedgateError as e:
+        sources = str(e)
     replaced = req.scheduler_config.effective(kubeconfig="<schedgate's kubeconfig>").replaced
     return [
         f"schedgate: provider={req.provider} kubernetes={version} "
         f"cluster={req.definition.source} ({len(req.definition.nodes())} nodes)",
         f"schedgate: scheduler config={req.scheduler_config.source} "
         f"profiles={','.join(req.scheduler_config.profile_names)} binary={binary}",
+        f"schedgate: binaries: {sources}",
         *(f"schedgate: {req.scheduler_config.source}: {r}" for r in replaced),
     ]
 

@@ -14,6 +14,7 @@ import pytest
 
 from schedgate.errors import SchedgateError
 from schedgate.providers import PROVIDERS, ClusterRequest
+from schedgate.runtime.binaries import check_given
 from schedgate.runtime.toolchain import pinned_kubernetes_version
 from schedgate.spec.cluster import load_definition
 from schedgate.spec.roles import ROLES, role
@@ -152,6 +153,7 @@ def request_from(config: pytest.Config) -> ClusterRequest:
     req = replace(req, scheduler_image=config.getoption("scheduler_image"),
                   reuse=bool(config.getoption("reuse_cluster")))
     check_kubernetes_version(config.getoption("kubernetes_version"))
+    check_given(req.bin_dir)
     for r in ROLES:
         role_config(config, r.name)  # a bad file fails before anything starts
     config.stash[_REQUEST] = req

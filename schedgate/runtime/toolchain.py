@@ -23,7 +23,8 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
@@ -75,13 +76,16 @@ def pinned_kubernetes_version(module_dir: Path | None = None) -> str:
 
 @dataclass(frozen=True)
 class Binaries:
-    """Paths of the binaries one cluster runs."""
+    """Paths of the binaries one cluster runs: ``directory``'s, but for those ``overrides`` names
+    (e.g. etcd and kube-apiserver from envtest's ``KUBEBUILDER_ASSETS``); ``origins`` says where each came from."""
 
     directory: Path
     kubernetes_version: str
+    overrides: Mapping[str, Path] = field(default_factory=dict)
+    origins: Mapping[str, str] = field(default_factory=dict)
 
     def path(self, command: str) -> Path:
-        return self.directory / command
+        return self.overrides.get(command) or self.directory / command
 
     @property
     def etcd(self) -> Path:

@@ -1,0 +1,62 @@
+"""Binaries the ecosystem's way: envtest's KUBEBUILDER_ASSETS for etcd and kube-apiserver, each binary's
+origin and version in the header, and a binary of another version than the pin refused in one line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from test_harness import our_processes, run_dirs
+
+from schedgate.runtime.binaries import pinned_etcd_version
+from schedgate.runtime.toolchain import ensure_binaries, pinned_kubernetes_version
+
+ROOT = Path(__file__).parent.parent
+
+
+def wrapper(path: Path, real: Path, marker: Path) -> None:
+    """An executable that notes it ran, then is ``real``."""
+    path.write_text(f"#!/bin/sh\necho \"$@\" >> '{marker}'\nexec '{real}' \"$@\"\n")
+    path.chmod(0o755)
+
+
+def child(tmp: Path, assets: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, TMPDIR=str(tmp), KUBEBUILDER_ASSETS=str(assets))
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",  # not -q: the header shows
+                           "e2e/test_hard_constraint.py", "--provider", "local"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_etcd_and_the_api_server_come_from_kubebuilder_assets_and_the_header_says_so(tmp_path):
+    built = ensure_binaries()
+    assets = tmp_path / "assets"
+    assets.mkdir()
+    used = tmp_path / "used"
+    for c in ("etcd", "kube-apiserver"):
+        wrapper(assets / c, built.path(c), used)
+    out = child(tmp_path, assets)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+    assert (f"schedgate: binaries: etcd {pinned_etcd_version()} from KUBEBUILDER_ASSETS={assets}; kube-apiserver "
+            f"{pinned_kubernetes_version()} from KUBEBUILDER_ASSETS={assets}; kube-controller-manager, "
+            "kube-scheduler, schedgate-pki built from Go modules at the pin") in out.stdout, out.stdout[:2000]
+    ran = used.read_text()
+    assert "--data-dir=" in ran and "--etcd-servers=" in ran, "the cluster ran the assets' etcd and kube-apiserver"
+
+
+def test_a_binary_of_another_version_than_the_pin_is_refused_in_one_line(tmp_path):
+    built = ensure_binaries()
+    assets = tmp_path / "assets"
+    assets.mkdir()
+    wrapper(assets / "etcd", built.path("etcd"), tmp_path / "used")
+    old = assets / "kube-apiserver"
+    old.write_text("#!/bin/sh\necho 'Kubernetes v1.30.4'\n")
+    old.chmod(0o755)
+    out = child(tmp_path, assets)
+    assert out.returncode == 4, out.stdout[-2000:]
+    lines = [x for x in (out.stdout + out.stderr).splitlines() if "is kube-apiserver v1.30.4" in x]
+    assert lines == [f"ERROR: {old} (KUBEBUILDER_ASSETS={assets}) is kube-apiserver v1.30.4; this checkout "
+                     f"pins {pinned_kubernetes_version()} (go/go.mod): use binaries of the pin, or pin v1.30.4"], \
+        out.stdout[-2000:] + out.stderr[-2000:]
+    assert run_dirs(tmp_path) == [] and our_processes(tmp_path) == []
