@@ -222,9 +222,13 @@ def test_a_scheduler_killed_mid_run_and_restarted_takes_its_lease_back_and_place
     report.figure("restart -> every waiting pod bound", time.monotonic() - restarted, "s")
 
     assert new_holder != holder
-    for p in before + during:
+    # A pod the killed process bound may have lost its Scheduled event with it (events are sent after the
+    # binding, asynchronously): it is bound once, its event at most once. A pod created after the kill can only
+    # have been bound by the new holder, which reports it exactly once.
+    for p in during:
         events.expect_scheduled(p, by=PACKING, node=p.node_name)
-        assert scheduled_events(events, p) == 1, f"{p.name} reported bound more than once: {events.for_pod(p)}"
+    for p in before + during:
+        assert scheduled_events(events, p) <= 1, f"{p.name} reported bound more than once: {events.for_pod(p)}"
     for n in net:
         assert cluster.gpus_in_use(n) <= GPUS_PER_NODE
 

@@ -104,6 +104,21 @@ class Pod:
 
 
 @dataclass
+class _DefaultServiceAccount:
+    ns: Namespace
+
+    def describe(self) -> str:
+        return f"namespace {self.ns.name}"
+
+    def list_call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+        return (self.ns.host.core.list_namespaced_service_account, (self.ns.name,),
+                {"field_selector": "metadata.name=default"})
+
+    def check_health(self) -> None:
+        self.ns.host.check_health()
+
+
+@dataclass
 class Namespace:
     """A test's own namespace; its pods are force-deleted when the test ends."""
 
@@ -122,7 +137,18 @@ class Namespace:
             create_or_keep(host.core.create_namespace, body)
         else:
             host.core.create_namespace(body)
-        return cls(host=host, name=name)
+        ns = cls(host=host, name=name)
+        ns.wait_default_service_account()
+        return ns
+
+    def wait_default_service_account(self, timeout: float = 60.0) -> None:
+        """Until its ``default`` ServiceAccount exists a namespace refuses pods ("serviceaccount default not
+        found"); the controller manager makes it a moment after the namespace, later on a loaded machine."""
+
+        def made(items: list[dict[str, Any]]) -> Check:
+            return MATCH if items else pending("no default ServiceAccount yet")
+
+        wait_for_items(_DefaultServiceAccount(self), made, "holding its default ServiceAccount", timeout)
 
     @property
     def cluster(self) -> PodHost:
