@@ -26,8 +26,8 @@ def test_each_pod_is_scheduled_by_the_scheduler_it_names_and_by_no_other(cluster
     wait_for(gpu, scheduled_on(cluster.pool("gpu-net"), never=cluster.pool("gpu-plain") + cluster.pool("cpu")))
     events.expect_scheduled(plain_pod, by=DEFAULT, node=plain_pod.node_name)
     events.expect_scheduled(gpu, by=PACKING, node=gpu.node_name)
-    assert events.reporters(plain_pod) == {DEFAULT}
-    assert events.reporters(gpu) == {PACKING}
+    assert events.deciders(plain_pod) == {DEFAULT}
+    assert events.deciders(gpu) == {PACKING}
 
 
 @pytest.mark.parametrize("scheduler", [DEFAULT, PACKING])

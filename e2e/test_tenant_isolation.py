@@ -57,7 +57,7 @@ def test_a_pod_without_a_tenant_stays_unschedulable_and_says_so(cluster, ns, eve
     wait_for(pod, unschedulable(message))
     events.expect_failed_scheduling(pod, by=TENANT, message=message)
     assert pod.refresh().node_name is None, f"a pod without a tenant was bound: {pod.state()}"
-    assert events.reporters(pod) == {TENANT}
+    assert events.deciders(pod) == {TENANT}
 
 
 def test_a_tenant_pod_lands_only_on_its_own_pool_never_on_another_tenants(cluster, ns, events, pools):

@@ -19,6 +19,10 @@ from schedgate.kube.watch import DEFAULT_TIMEOUT, MATCH, Check, pending, wait_fo
 from schedgate.objects.host import PodHost
 
 
+# Event reasons of a scheduler's decision about a pod.
+DECISIONS = frozenset({"Scheduled", "FailedScheduling", "Preempted", "NotTriggerScaleUp"})
+
+
 class PodRef(Protocol):
     """A pod events can be about: its name and, once read, its uid."""
 
@@ -99,4 +103,10 @@ class EventLog:
         return self.expect(pod, "Scheduled", by=by, message=msg, type="Normal", timeout=timeout)
 
     def reporters(self, pod: PodRef) -> set[str]:
+        """Every controller that reported about the pod (on real nodes its kubelet too)."""
         return {e.get("reportingController") or "" for e in self.for_pod(pod)}
+
+    def deciders(self, pod: PodRef) -> set[str]:
+        """The schedulers that reported a scheduling decision about the pod (bound it, refused it, preempted
+        for it): what isolation is about, whatever else (a kubelet) reports on the pod's life."""
+        return {e.get("reportingController") or "" for e in self.for_pod(pod) if e.get("reason") in DECISIONS}
