@@ -18,7 +18,6 @@ from schedgate.kube.api import read_json
 from schedgate.kube.watch import DEFAULT_TIMEOUT, MATCH, Check, pending, wait_for_items
 from schedgate.objects.host import PodHost
 
-
 # Event reasons of a scheduler's decision about a pod.
 DECISIONS = frozenset({"Scheduled", "FailedScheduling", "Preempted", "NotTriggerScaleUp"})
 
