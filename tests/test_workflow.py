@@ -53,3 +53,12 @@ def test_actionlint_catches_a_broken_copy(actionlint, tmp_path, old, new, compla
     out = lint(actionlint, broken)
     assert out.returncode == 1, out.stdout
     assert complaint in out.stdout, out.stdout
+
+
+def test_the_workflow_schedgate_init_writes_passes_actionlint(actionlint, tmp_path):
+    from schedgate.cli.init import files
+
+    path = tmp_path / "scheduler-scenarios.yml"
+    path.write_text(files("schedgate")[".github/workflows/scheduler-scenarios.yml"])
+    out = lint(actionlint, path)
+    assert out.returncode == 0, out.stdout + out.stderr

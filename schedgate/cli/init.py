@@ -126,7 +126,7 @@ jobs:
             ~/.cache/go-build
             ~/go/pkg/mod
             ~/.cache/schedgate
-          key: schedgate-${{{{ runner.os }}}}-${{{{ hashFiles('Makefile') }}}}
+          key: schedgate-${{ runner.os }}-${{ hashFiles('Makefile') }}
       - run: make test
       - uses: actions/upload-artifact@v4
         if: always()
