@@ -131,6 +131,9 @@ class LocalControlPlane:
             str(self.bins.kube_controller_manager),
             f"--kubeconfig={self.kubeconfig('kube-controller-manager')}",
             f"--controllers={CONTROLLERS}", "--leader-elect=false",
+            # Each controller under its own ServiceAccount and bootstrap role: as system:kube-controller-manager
+            # the namespace controller may not delete a namespace's pods, and namespaces never finish deleting.
+            "--use-service-account-credentials=true",
             "--bind-address=127.0.0.1", f"--secure-port={port}",
             f"--tls-cert-file={self.pki / 'serving.crt'}", f"--tls-private-key-file={self.pki / 'serving.key'}",
         ])
