@@ -39,3 +39,9 @@ class ToolchainError(SchedgateError):
 
 class ComponentError(SchedgateError):
     """A control-plane component or scheduler failed to start or died."""
+
+
+class NotHere(ComponentError):
+    """What a test needs that this cluster cannot give: a capability its provider lacks, an edit of a node
+    the user did not open to edits. The pytest plugin skips the test with this reason; elsewhere it is an
+    error like any other."""

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from schedgate.providers.base import resource_scale
 from schedgate.providers.kind.config import (
     cluster_name,
     definition_digest,
     kind_config,
     kind_error,
     kubelet_may_set,
-    resource_scale,
 )
 from schedgate.spec.cluster import load_definition, parse_definition
 from schedgate.spec.quantity import parse_quantity, scaled

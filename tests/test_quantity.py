@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from schedgate.errors import DefinitionError
-from schedgate.providers.kind.config import resource_scale
+from schedgate.providers.base import resource_scale
 from schedgate.spec.cluster import parse_definition
 from schedgate.spec.quantity import is_whole, parse_quantity, quantity_value, scaled
 

@@ -31,6 +31,7 @@ from schedgate.pytest_plugin.options import (
     DEFAULT_SCHEDULER_CONFIG,
     add_cli_options,
     check_kubernetes_version,
+    existing_options,
     make_request,
     project_path,
 )
@@ -111,7 +112,8 @@ def _up(args: argparse.Namespace) -> int:
     req = make_request(project_path(args.cluster or DEFAULT_CLUSTER),
                        project_path(args.scheduler_config or DEFAULT_SCHEDULER_CONFIG),
                        provider=args.provider or "local", binary=args.scheduler_binary, bin_dir=args.bin_dir, keep=True)
-    started = start_cluster(replace(req, scheduler_image=args.scheduler_image, reuse=args.reuse_cluster))
+    started = start_cluster(replace(req, scheduler_image=args.scheduler_image, reuse=args.reuse_cluster,
+                                    **existing_options(lambda dest: getattr(args, dest))))
     c = started.cluster
     print(f"schedgate: cluster {req.definition.name!r} is up on {req.provider} "
           f"(Kubernetes {c.kubernetes_version}) in {c.timings.get('total', 0):.1f}s; "

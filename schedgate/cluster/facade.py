@@ -20,8 +20,8 @@ from kubernetes import client as k8s
 from schedgate.cluster.backend import Backend, ExportsLogs, ExposesApiServer, RestartsApiServer, StartsSchedulers
 from schedgate.cluster.leases import Lease
 from schedgate.cluster.nodes import Nodes
-from schedgate.cluster.sync import SyncBarrier
-from schedgate.errors import ComponentError
+from schedgate.cluster.sync import SYNC_NODE, SyncBarrier
+from schedgate.errors import ComponentError, NotHere
 from schedgate.objects.builders import PodBuilder
 from schedgate.objects.pods import Namespace
 from schedgate.runtime.scheduler import Scheduler, distinct
@@ -47,6 +47,9 @@ class Cluster:
     kubernetes_version: str
     backend: Backend
     timings: dict[str, float] = field(default_factory=dict)
+    # Where the cache barrier's node and probes live (a run in a cluster schedgate did not make names its own).
+    sync_node: str = SYNC_NODE
+    system_namespace_name: str = SYSTEM_NAMESPACE
 
     def __repr__(self) -> str:
         return f"Cluster({self.provider}, {self.definition.name}, {len(self.node_names)} nodes)"
@@ -56,7 +59,7 @@ class Cluster:
         self.core: Any = k8s.CoreV1Api(self.api)
         self.events_api: Any = k8s.EventsV1Api(self.api)
         self.nodes = Nodes(self.core, self.definition, self.backend.nodes)
-        self._barrier = SyncBarrier(self.core)
+        self._barrier = SyncBarrier(self.core, self.sync_node)
         self._system_ns: Namespace | None = None
         self._stale_ok = False
 
@@ -86,7 +89,7 @@ class Cluster:
 
         (mypy refuses a protocol as ``type[C]`` — python/mypy#4717 — hence the ignores at the calls.)"""
         if not isinstance(self.backend, capability):
-            raise ComponentError(f"the {self.provider} provider cannot {what}")
+            raise NotHere(f"the {self.provider} provider cannot {what}")
         return self.backend
 
     @property
@@ -305,7 +308,7 @@ class Cluster:
     # -- namespaces ----------------------------------------------------------
     def system_namespace(self) -> Namespace:
         if self._system_ns is None:
-            self._system_ns = Namespace.create(self, SYSTEM_NAMESPACE, exist_ok=True)
+            self._system_ns = Namespace.create(self, self.system_namespace_name, exist_ok=True)
         return self._system_ns
 
     def new_namespace(self, hint: str) -> Namespace:

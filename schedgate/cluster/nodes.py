@@ -24,6 +24,9 @@ MERGE = "application/merge-patch+json"
 # Taints the API server adds to a new node until a node-lifecycle controller clears them.
 ADMISSION_TAINTS = frozenset({"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"})
 
+# What ``before_edit`` is told when a node is to be deleted.
+DELETE = "delete it"
+
 # What an edit touched, so the reset knows what to undo.
 Aspect = Literal["label", "annotation", "taint", "resource", "node"]
 
@@ -50,6 +53,10 @@ class NodeBackend(Protocol):
     @property
     def runs_pods(self) -> bool:
         """Whether a kubelet runs the pods bound to these nodes (pods can become Ready)."""
+
+    def before_edit(self, node: str, what: str) -> None:
+        """Called before schedgate writes ``node`` (``what``: the edit, for the reason; :data:`DELETE` for a
+        deletion); raises :class:`~schedgate.errors.NotHere` where that node may not be edited."""
 
     def bring_back(self, spec: NodeSpec) -> bool:
         """The Node object is gone: create or re-register it; returns whether anything was written."""
@@ -115,6 +122,9 @@ class ApiOnlyNodes:
     core: Any
     runs_pods: bool = False
 
+    def before_edit(self, node: str, what: str) -> None:
+        return None  # schedgate made these nodes: every edit is allowed
+
     def bring_back(self, spec: NodeSpec) -> bool:
         body = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": spec.name, "labels": dict(spec.labels)},
                 "spec": {"taints": [t.to_api() for t in spec.taints] or None}}
@@ -151,6 +161,9 @@ class KubeletNodes:
     provider: str
     recreate: Callable[[str], None] | None = None
     runs_pods: bool = True
+
+    def before_edit(self, node: str, what: str) -> None:
+        return None  # schedgate made these nodes: every edit is allowed
 
     def bring_back(self, spec: NodeSpec) -> bool:
         if self.recreate is None:
@@ -189,7 +202,8 @@ class Nodes:
     # An edit the schedulers may not have seen yet (see Cluster.settle).
     unseen: bool = False
 
-    def _touch(self, node: str, aspect: Aspect, key: str) -> None:
+    def _touch(self, node: str, aspect: Aspect, key: str, what: str = "") -> None:
+        self.backend.before_edit(node, what or (f"set {aspect} {key}" if aspect != "node" else key))
         self._touched.setdefault(node, set()).add(Touch(aspect, key))
         self.unseen = True
 
@@ -234,7 +248,7 @@ class Nodes:
         self._patch(node, {"spec": {"unschedulable": True}})
 
     def delete(self, node: str) -> None:
-        self._touch(node, "node", "deleted")
+        self._touch(node, "node", "deleted", DELETE)
         ignore_not_found(self.core.delete_node, node)
 
     # -- reset ---------------------------------------------------------------
@@ -249,6 +263,7 @@ class Nodes:
         cur = self.read(spec.name)
         changed = False
         if cur is None:
+            self.backend.before_edit(spec.name, "bring the node back")
             changed = self.backend.bring_back(spec)
             cur = self.read(spec.name) or {}
         keys = {a: {t.key for t in touched if t.aspect == a} for a in ("label", "annotation", "taint", "resource")}
@@ -270,15 +285,26 @@ class Nodes:
         if (cur.get("spec") or {}).get("unschedulable"):
             patch.setdefault("spec", {})["unschedulable"] = None
         if patch:
+            self.backend.before_edit(spec.name, f"make it as defined: {sorted(_flat(patch))}")
             self._patch(spec.name, patch)
             changed = True
         resources = set(spec.capacity) | keys["resource"]
         status_patch = self.backend.status_patch(spec, cur.get("status") or {}, resources)
         if status_patch:
+            self.backend.before_edit(spec.name, f"make its resources as defined: {sorted(_flat(status_patch))}")
             self.core.patch_node_status(spec.name, {"status": status_patch}, _content_type=MERGE)
             changed = True
         self.backend.settle(spec, resources)
         return changed
+
+
+def _flat(patch: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """The fields a patch sets, dotted (``metadata.labels.pool``)."""
+    out: list[str] = []
+    for k, v in patch.items():
+        path = f"{prefix}{k}"
+        out += _flat(v, path + ".") if isinstance(v, Mapping) and v else [path]
+    return out
 
 
 def _taint_set(taints: list[dict[str, Any]]) -> set[tuple[str, str, str]]:

@@ -32,9 +32,16 @@ SYNC_KEY = "schedgate.io/sync"
 SYNC_TENANT = {"pod": ("tenant-id", "schedgate-sync"), "node": ("schedgate.io/tenant-pool", "schedgate-sync")}
 
 
+def is_sync_node(name: str) -> bool:
+    """The sync node of a cluster schedgate made (``schedgate-sync``) or of a run in one it did not
+    (``schedgate-sync-run``, beside the other's)."""
+    return name == SYNC_NODE or name.startswith(SYNC_NODE + "-")
+
+
 class SyncBarrier:
-    def __init__(self, core: Any) -> None:
+    def __init__(self, core: Any, node: str = SYNC_NODE) -> None:
         self.core = core
+        self.node = node
         self.count = 0
 
     def wait(self, schedulers: Iterable[Scheduler], ns: Namespace, timeout: float = 15.0) -> float:
@@ -53,7 +60,7 @@ class SyncBarrier:
         try:
             for profile, probe in probes:
                 try:
-                    wait_for(probe, scheduled_on([SYNC_NODE]), timeout=timeout)
+                    wait_for(probe, scheduled_on([self.node]), timeout=timeout)
                 except (WaitTimeout, WrongOutcome) as e:
                     warnings.warn(f"schedgate: scheduler {profile} did not confirm it is in sync: "
                                   f"{str(e).splitlines()[0]}", stacklevel=3)
@@ -63,14 +70,14 @@ class SyncBarrier:
         return time.monotonic() - started
 
     def _ensure_node(self, token: str) -> None:
-        labels = {"kubernetes.io/hostname": SYNC_NODE, SYNC_KEY: token, SYNC_TENANT["node"][0]: SYNC_TENANT["node"][1]}
-        if ignore_not_found(read_json, self.core.read_node, SYNC_NODE) is None:
+        labels = {"kubernetes.io/hostname": self.node, SYNC_KEY: token, SYNC_TENANT["node"][0]: SYNC_TENANT["node"][1]}
+        if ignore_not_found(read_json, self.core.read_node, self.node) is None:
             self.core.create_node({"apiVersion": "v1", "kind": "Node",
-                                   "metadata": {"name": SYNC_NODE, "labels": labels}, "spec": {"unschedulable": True}})
+                                   "metadata": {"name": self.node, "labels": labels}, "spec": {"unschedulable": True}})
             room = {"cpu": "1", "memory": "1Gi", "pods": "16"}
-            self.core.patch_node_status(SYNC_NODE, {"status": {
+            self.core.patch_node_status(self.node, {"status": {
                 "capacity": room, "allocatable": room,
                 "conditions": [ready_condition("schedgate's scheduler-sync node")]}}, _content_type=MERGE)
         # Cordoned, and cleared of the taints new nodes get: only sync probes go here.
-        self.core.patch_node(SYNC_NODE, {"metadata": {"labels": labels},
+        self.core.patch_node(self.node, {"metadata": {"labels": labels},
                                          "spec": {"unschedulable": True, "taints": None}}, _content_type=MERGE)

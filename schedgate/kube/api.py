@@ -38,12 +38,12 @@ def _retrying(alive: Callable[[], None] | None) -> Any:
                  before_sleep=(lambda _: alive()) if alive is not None else None)
 
 
-def new_client(kubeconfig: Path) -> ApiClient:
-    """A client of the cluster ``kubeconfig`` names. Its HTTP layer still re-opens a dropped connection,
-    but never re-sends a request that got no answer: :func:`read` bounds those retries, and writes are
-    not repeated at all."""
+def new_client(kubeconfig: Path, context: str | None = None) -> ApiClient:
+    """A client of the cluster ``kubeconfig`` (its ``context``, else its current one) names. Its HTTP
+    layer still re-opens a dropped connection, but never re-sends a request that got no answer:
+    :func:`read` bounds those retries, and writes are not repeated at all."""
     configuration = Configuration()
-    kube_config.load_kube_config(config_file=str(kubeconfig),  # type: ignore[no-untyped-call]
+    kube_config.load_kube_config(config_file=str(kubeconfig), context=context,  # type: ignore[no-untyped-call]
                                  client_configuration=configuration)
     configuration.retries = urllib3.Retry(total=3, read=0, status=0, redirect=0)
     return ApiClient(configuration=configuration)

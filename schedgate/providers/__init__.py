@@ -3,7 +3,8 @@
     started = start_cluster(ClusterRequest(provider="local", definition=..., scheduler_config=...))
     started.cluster ...; started.stop()
 
-``local`` (processes on loopback, API-only nodes) and ``kind`` (real kubelets in Docker) are here;
+``local`` (processes on loopback, API-only nodes), ``kind`` (real kubelets in Docker) and ``existing``
+(a cluster somebody else runs, through its kubeconfig) are here;
 a provider is a :class:`~schedgate.providers.base.Provider` registered in :data:`PROVIDERS`.
 """
 
@@ -14,12 +15,13 @@ from typing import TextIO
 
 from schedgate.errors import SchedgateError
 from schedgate.providers.base import ClusterRequest, Provider, Started, read_info, write_info
+from schedgate.providers.existing import ExistingProvider
 from schedgate.providers.kind import KindProvider
 from schedgate.providers.local import LocalProvider
 from schedgate.runtime.procs import reap_orphans
 from schedgate.runtime.progress import shown_on
 
-REGISTRY: dict[str, Provider] = {p.name: p for p in (LocalProvider(), KindProvider())}
+REGISTRY: dict[str, Provider] = {p.name: p for p in (LocalProvider(), KindProvider(), ExistingProvider())}
 PROVIDERS = tuple(REGISTRY)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -22,6 +22,7 @@ from schedgate.cluster import Cluster
 from schedgate.runtime.binaries import resolve
 from schedgate.runtime.toolchain import Binaries
 from schedgate.spec.cluster import ClusterDefinition
+from schedgate.spec.quantity import parse_quantity
 from schedgate.spec.schedconfig import SchedulerConfig
 
 log = logging.getLogger("schedgate")
@@ -37,6 +38,9 @@ class ClusterRequest:
     keep: bool = False
     scheduler_image: str | None = None  # kind: an image already built (default: one made from the binary)
     reuse: bool = False  # kind: keep one cluster across runs, recreated when the definition or image drifted
+    kubeconfig: Path | None = None  # existing: the cluster to run in
+    context: str | None = None  # existing: the kubeconfig's context (default: its current one)
+    allow_fake_gpus: bool = False  # existing: may change the GPU count of nodes that report real GPUs
 
 
 @dataclass
@@ -51,6 +55,9 @@ class Started:
 
 class Provider(Protocol):
     name: str
+    # Whether it can make a cluster for any definition (local, kind); one that runs in a given cluster
+    # (existing) cannot, and a scenario file that needs another definition or profile is skipped there.
+    makes_clusters: bool
 
     def preflight(self, req: ClusterRequest) -> None:
         """Cheap checks before anything is built, created or written; each problem is one line."""
@@ -107,3 +114,26 @@ def binaries(bin_dir: Path | None) -> Binaries:
     """The pinned binaries: built into the cache, the prebuilt ones of ``--bin-dir``, or envtest's
     (``KUBEBUILDER_ASSETS``), each checked against the pin (see :mod:`schedgate.runtime.binaries`)."""
     return resolve(bin_dir)
+
+
+def resource_scale(definition: ClusterDefinition, real: dict[str, float]) -> dict[str, float]:
+    """Per resource, real/defined size of the largest node: what pod requests are multiplied by.
+
+    ``real`` is the smallest allocatable (cpu in cores, memory in bytes) among the workers.
+    """
+    out: dict[str, float] = {}
+    for r in ("cpu", "memory"):
+        defined = max((parse_quantity(n.allocatable[r]) for n in definition.nodes() if r in n.allocatable), default=0)
+        if defined and r in real and real[r] < defined:
+            out[r] = real[r] / defined
+    return out
+
+
+def smallest_allocatable(nodes: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """The smallest allocatable cpu (cores) and memory (bytes) among ``nodes`` (Node objects as JSON)."""
+    real: dict[str, float] = {}
+    for n in nodes:
+        for r in ("cpu", "memory"):
+            v = parse_quantity(((n.get("status") or {}).get("allocatable") or {}).get(r, "0"))
+            real[r] = min(real.get(r, v), v)
+    return real

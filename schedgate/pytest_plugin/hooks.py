@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from _pytest.junitxml import xml_key  # where pytest keeps its JUnit writer (no public name)
 
-from schedgate.errors import SchedgateError
+from schedgate.errors import NotHere, SchedgateError
 from schedgate.pytest_plugin.fixtures import (  # noqa: F401  (fixtures)
     cluster,
     events,
@@ -84,6 +84,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"schedgate: scheduler config={req.scheduler_config.source} "
         f"profiles={','.join(req.scheduler_config.profile_names)} binary={binary}",
         f"schedgate: binaries: {sources}",
+        *([f"schedgate: cluster of --kubeconfig {req.kubeconfig}" + (f" --context {req.context}" * bool(req.context))]
+          if req.kubeconfig else []),
         *(f"schedgate: {req.scheduler_config.source}: {r}" for r in replaced),
     ]
 
@@ -97,6 +99,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if isinstance(item, ScenarioItem) or "schedgate_session" in getattr(item, "fixturenames", ()):
             item.add_marker("schedgate")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    return (yield from _skip_not_here())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    return (yield from _skip_not_here())
+
+
+def _skip_not_here() -> Generator[None, None, None]:
+    """A test that needs what this cluster cannot give (a capability, a node closed to edits) is skipped,
+    with the reason, not failed: the same suite runs unchanged on every provider."""
+    try:
+        return (yield)
+    except NotHere as e:
+        pytest.skip(f"schedgate: {e}")
 
 
 @pytest.hookimpl(hookwrapper=True)

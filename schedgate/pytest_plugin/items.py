@@ -20,7 +20,7 @@ import pytest
 
 from schedgate.cluster import Cluster
 from schedgate.errors import SchedgateError
-from schedgate.providers import ClusterRequest, Started, start_cluster
+from schedgate.providers import ClusterRequest, Started, provider, start_cluster
 from schedgate.pytest_plugin.options import request_from, role_config
 from schedgate.pytest_plugin.state import item_state
 from schedgate.report.figures import Report
@@ -78,6 +78,9 @@ class ExtraClusters:
         config = scenario.scheduler or self.base.scheduler_config
         key = repr((scenario.definition.name, scenario.definition.pools)) + json.dumps(config.doc, sort_keys=True)
         if key not in self.started:
+            if not provider(self.base.provider).makes_clusters:
+                pytest.skip(f"schedgate: the {self.base.provider} provider runs in one cluster as it is; "
+                            f"{scenario.source} needs another cluster definition or scheduler profile")
             req = replace(self.base, definition=scenario.definition, scheduler_config=config, keep=False)
             try:
                 self.started[key] = start_cluster(req)

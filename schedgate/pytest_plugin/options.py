@@ -52,8 +52,8 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("--provider", "where the cluster runs: local (processes on loopback, no Docker) or kind (Docker). "
-           "Default: $SCHEDGATE_PROVIDER, else local", choices=PROVIDERS,
+    Option("--provider", "where the cluster runs: local (processes on loopback, no Docker), kind (Docker) or "
+           "existing (a cluster you run: --kubeconfig). Default: $SCHEDGATE_PROVIDER, else local", choices=PROVIDERS,
            default=os.environ.get("SCHEDGATE_PROVIDER") or None, cli=True),
     Option("--cluster", f"cluster definition (default: ini schedgate_cluster, else {DEFAULT_CLUSTER})",
            metavar="FILE", cli=True),
@@ -75,6 +75,11 @@ OPTIONS: tuple[Option, ...] = (
            "else the pin", metavar="VERSION", default=os.environ.get("SCHEDGATE_KUBERNETES_VERSION"), cli=True),
     Option("--reuse-cluster", "kind: keep one cluster across runs; recreated if its definition or node image "
            "drifted", action="store_true", cli=True),
+    Option("--kubeconfig", "existing: the kubeconfig of the cluster to run in (its nodes are the definition's; "
+           "see --cluster)", metavar="FILE", cli=True),
+    Option("--context", "existing: the kubeconfig context (default: its current-context)", metavar="NAME", cli=True),
+    Option("--allow-fake-gpus", "existing: let tests change the GPU count of nodes that report real GPUs",
+           action="store_true", cli=True),
     Option("--keep-cluster", "leave the cluster running after the run and print how to reach it",
            action="store_true"),
 )
@@ -151,7 +156,7 @@ def request_from(config: pytest.Config) -> ClusterRequest:
                        binary=config.getoption("scheduler_binary"), bin_dir=config.getoption("bin_dir"),
                        keep=bool(config.getoption("keep_cluster")))
     req = replace(req, scheduler_image=config.getoption("scheduler_image"),
-                  reuse=bool(config.getoption("reuse_cluster")))
+                  reuse=bool(config.getoption("reuse_cluster")), **existing_options(config.getoption))
     check_kubernetes_version(config.getoption("kubernetes_version"))
     check_given(req.bin_dir)
     for r in ROLES:
@@ -172,6 +177,13 @@ def check_kubernetes_version(wanted: str | None) -> None:
         raise SchedgateError(f"--kubernetes-version {wanted}: this checkout builds Kubernetes {pinned} (go/go.mod); "
                              f"pin {wanted} with go/hack/pin-kubernetes.sh {wanted.lstrip('v')} (the node image "
                              "and every binary follow the pin)")
+
+
+def existing_options(get: Callable[[str], Any]) -> dict[str, Any]:
+    """The existing provider's fields of a request, from pytest's or the command's options (by dest)."""
+    kubeconfig = get("kubeconfig")
+    return {"kubeconfig": Path(kubeconfig).resolve() if kubeconfig else None, "context": get("context") or None,
+            "allow_fake_gpus": bool(get("allow_fake_gpus"))}
 
 
 def make_request(cluster_file: Path, sched_file: Path, *, provider: str = "local", binary: str | None = None,

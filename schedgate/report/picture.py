@@ -17,13 +17,12 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from schedgate.cluster import SYNC_NODE
+from schedgate.cluster import is_sync_node
 from schedgate.spec.cluster import GPU
 
 FREE = "#e4e9f0"
 OVERFLOW = "#d62828"
-HIDDEN_NAMESPACES = ("kube-system", "schedgate-system", "local-path-storage")
-HIDDEN_NODES = (SYNC_NODE,)
+HIDDEN_NAMESPACES = ("kube-system", "schedgate-system", "schedgate-run", "local-path-storage")
 # Labels every node has; they say nothing about placement.
 QUIET_LABELS = ("kubernetes.io/hostname", "kubernetes.io/os", "kubernetes.io/arch", "beta.kubernetes.io/os",
                 "beta.kubernetes.io/arch")
@@ -64,7 +63,7 @@ def _cond(pod: dict[str, Any], t: str) -> dict[str, Any]:
 def placement_html(nodes: Iterable[dict[str, Any]], pods: Iterable[dict[str, Any]], *, title: str,
                    subtitle: str = "", pending_namespaces: Iterable[str] | None = None, failure: str = "") -> str:
     """The page for these nodes and pods (API JSON objects)."""
-    nodes = sorted((n for n in nodes if (n.get("metadata") or {}).get("name") not in HIDDEN_NODES),
+    nodes = sorted((n for n in nodes if not is_sync_node((n.get("metadata") or {}).get("name") or "")),
                    key=lambda n: n["metadata"]["name"])
     live = [p for p in pods if (p.get("metadata") or {}).get("namespace") not in HIDDEN_NAMESPACES
             and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from schedgate.cluster import SYNC_NODE
+from schedgate.cluster import is_sync_node
 from schedgate.kube.api import read_json
 from schedgate.kube.watch import MATCH, Check, WaitTimeout, pending, wait_for_items
 
@@ -123,7 +123,7 @@ def wait_bound_pods_ready(namespace: Any, timeout: float = 30.0) -> str:
         waiting = []
         for p in items:
             node = (p.get("spec") or {}).get("nodeName")
-            if not node or node == SYNC_NODE or (p.get("metadata") or {}).get("deletionTimestamp"):
+            if not node or is_sync_node(node) or (p.get("metadata") or {}).get("deletionTimestamp"):
                 continue
             conds = {c.get("type"): c.get("status") for c in (p.get("status") or {}).get("conditions") or []}
             if conds.get("Ready") != "True":

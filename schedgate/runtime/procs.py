@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from schedgate.kube.journal import replay
+
 RUN_PREFIX = "schedgate-run-"
 _PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -260,6 +262,7 @@ def remove_run(run: Path) -> list[str]:
                 os.killpg(pid, signal.SIGKILL)
             removed.append(f"process {pid} ({name})")
     removed += _remove_kind_cluster(run)
+    removed += replay(run)  # what an `existing` run changed in somebody's cluster
     shutil.rmtree(run, ignore_errors=True)
     removed.append(f"folder {run}")
     return removed

@@ -12,7 +12,6 @@ from typing import Any
 import yaml
 
 from schedgate.spec.cluster import ClusterDefinition
-from schedgate.spec.quantity import parse_quantity
 
 KIND_API = "kind.x-k8s.io/v1alpha4"
 DEFINITION_ANNOTATION = "schedgate.io/definition"
@@ -83,17 +82,6 @@ def kind_config(definition: ClusterDefinition, name: str, image: str, *, cgroup_
     return doc
 
 
-def resource_scale(definition: ClusterDefinition, real: dict[str, float]) -> dict[str, float]:
-    """Per resource, real/defined size of the largest node: what pod requests are multiplied by.
-
-    ``real`` is the smallest allocatable (cpu in cores, memory in bytes) among the workers.
-    """
-    out: dict[str, float] = {}
-    for r in ("cpu", "memory"):
-        defined = max((parse_quantity(n.allocatable[r]) for n in definition.nodes() if r in n.allocatable), default=0)
-        if defined and r in real and real[r] < defined:
-            out[r] = real[r] / defined
-    return out
 
 
 def host_cgroup_v1() -> bool:

@@ -28,7 +28,14 @@ from schedgate.cluster import Cluster, KubeletNodes
 from schedgate.errors import ComponentError, SchedgateError
 from schedgate.kube.api import new_client, read_json
 from schedgate.kube.poll import poll_until
-from schedgate.providers.base import ClusterRequest, Started, create_in_steps, write_info
+from schedgate.providers.base import (
+    ClusterRequest,
+    Started,
+    create_in_steps,
+    resource_scale,
+    smallest_allocatable,
+    write_info,
+)
 from schedgate.providers.kind.backend import KindBackend
 from schedgate.providers.kind.config import (
     DEFINITION_ANNOTATION,
@@ -37,14 +44,11 @@ from schedgate.providers.kind.config import (
     host_cgroup_v1,
     kind_config,
     kind_name,
-    resource_scale,
 )
 from schedgate.providers.kind.host import Host
 from schedgate.providers.kind.scheduler import StaticScheduler
 from schedgate.runtime.procs import RunDir
 from schedgate.runtime.toolchain import Binaries, ensure_binaries
-from schedgate.spec.cluster import ClusterDefinition
-from schedgate.spec.quantity import parse_quantity
 from schedgate.spec.schedconfig import default_scheduler_config
 
 log = logging.getLogger("schedgate")
@@ -52,6 +56,7 @@ log = logging.getLogger("schedgate")
 
 class KindProvider:
     name = "kind"
+    makes_clusters = True
 
     def preflight(self, req: ClusterRequest) -> None:
         """Each problem one line, before anything is built, created or written."""
@@ -210,7 +215,9 @@ class _Creation:
 
     def nodes_as_defined(self) -> None:
         core = k8s.CoreV1Api(self.api)
-        self.backend.resource_scale = resource_scale(self.req.definition, _smallest_worker(core, self.req.definition))
+        defined = {n.name for n in self.req.definition.nodes()}
+        self.backend.resource_scale = resource_scale(self.req.definition, smallest_allocatable(
+            n for n in read_json(core.list_node).get("items") or [] if n["metadata"]["name"] in defined))
         if self.backend.resource_scale:
             log.info("kind: pod requests scaled to the real nodes: %s",
                      ", ".join(f"{r} x{f:.4f}" for r, f in self.backend.resource_scale.items()))
@@ -251,14 +258,3 @@ def _internal_ip(core: Any, node: str) -> str:
             return str(a.address)
     raise ComponentError(f"node {node} reports no InternalIP")
 
-
-def _smallest_worker(core: Any, definition: ClusterDefinition) -> dict[str, float]:
-    names = {n.name for n in definition.nodes()}
-    real: dict[str, float] = {}
-    for n in core.list_node().items:
-        if n.metadata.name not in names:
-            continue
-        for r in ("cpu", "memory"):
-            v = parse_quantity((n.status.allocatable or {}).get(r, "0"))
-            real[r] = min(real.get(r, v), v)
-    return real

@@ -1,0 +1,399 @@
+"""The existing provider: run the scenarios in a cluster schedgate did not make.
+
+``--provider existing --kubeconfig FILE [--context C]``. The scheduler under
+test runs as a process on this machine with a ServiceAccount of its own
+(least-privilege RBAC, its own lease), so any cluster whose API server this
+machine reaches will do — nothing is pulled or pushed. Scenario pods go into
+namespaces schedgate creates and deletes. The cluster definition names the
+cluster's own nodes: a node that is not as defined is written only if the
+user opened it to edits with the label ``schedgate.io/editable=true``; a test
+that would edit another node is skipped with the reason. GPU capacity is not
+changed on a node that reported GPUs when the run began unless
+``--allow-fake-gpus`` says so. Every change outside a test's namespace is
+written down first (:mod:`schedgate.kube.journal`) and undone at the end,
+after Ctrl-C, and — after a crash — by the next run's reaper.
+
+Creation steps: the cluster answers and the user may do what a run does;
+pinned binaries; the run folder and its journal; no other run or scheduler in
+the way; the definition's nodes found; schedgate's namespace; the scheduler
+under test; the nodes as defined; the first sync.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+from kubernetes import client as k8s
+
+from schedgate.cluster import ApiOnlyNodes, Cluster, KubeletNodes
+from schedgate.cluster.nodes import DELETE, NodeBackend
+from schedgate.errors import ComponentError, NotHere, SchedgateError
+from schedgate.kube.api import create_objects, create_or_keep, ignore_not_found, read_json
+from schedgate.kube.journal import JOURNAL, MANAGED_BY, Journal
+from schedgate.providers.base import (
+    ClusterRequest,
+    Started,
+    binaries,
+    create_in_steps,
+    resource_scale,
+    smallest_allocatable,
+    write_info,
+)
+from schedgate.providers.existing.access import (
+    SYNC_NODE,
+    SYSTEM_NAMESPACE,
+    check_kubeconfig,
+    check_rights,
+    check_skew,
+    connect,
+    where,
+)
+from schedgate.providers.rbac import scheduler_rbac
+from schedgate.runtime.health import free_port
+from schedgate.runtime.procs import Component, RunDir
+from schedgate.runtime.scheduler import Scheduler, SchedulerProcess, distinct
+from schedgate.runtime.toolchain import Binaries, pinned_kubernetes_version
+from schedgate.spec.cluster import GPU, NodeSpec
+from schedgate.spec.quantity import parse_quantity
+from schedgate.spec.schedconfig import LEASE_NAMESPACE, SchedulerConfig
+
+log = logging.getLogger("schedgate")
+EDITABLE_LABEL = "schedgate.io/editable"
+RUN_ANNOTATION = "schedgate.io/run"
+PLACEHOLDER_IMAGE = "schedgate.invalid/placeholder:0"  # API-only nodes: nothing runs it
+TOKEN_SECONDS = 24 * 3600
+
+
+@dataclass
+class ExistingNodes:
+    """The cluster's own nodes: each edit checked against the user's opt-in, each node recorded before
+    schedgate first writes it. Kubelet nodes and API-only nodes (a cluster whose nodes are objects only)
+    keep their own rules (:class:`KubeletNodes`, :class:`ApiOnlyNodes`)."""
+
+    core: Any
+    journal: Journal
+    kinds: dict[str, NodeBackend]  # node name -> its kind's rules
+    editable: frozenset[str]
+    real_gpus: frozenset[str]  # nodes that reported GPUs when the run began
+    allow_fake_gpus: bool = False
+
+    @property
+    def runs_pods(self) -> bool:
+        return any(k.runs_pods for k in self.kinds.values())
+
+    def _kind(self, node: str) -> NodeBackend:
+        try:
+            return self.kinds[node]
+        except KeyError:
+            raise NotHere(f"node {node} is not a node of the cluster definition") from None
+
+    def before_edit(self, node: str, what: str) -> None:
+        if what == DELETE:
+            raise NotHere(f"node {node} would be deleted; schedgate does not delete nodes of a cluster it did not "
+                          "make (a kubelet's node comes back only when its kubelet restarts)")
+        if node not in self.editable:
+            raise NotHere(f"node {node} is not open to edits ({what}); label it {EDITABLE_LABEL}=true to let "
+                          "schedgate change it for a test and put it back afterwards")
+        self.journal.node_before_edit(self.core, node)
+
+    def bring_back(self, spec: NodeSpec) -> bool:
+        raise NotHere(f"node {spec.name} is gone, and the existing provider does not recreate nodes")
+
+    def cleared_taints(self) -> frozenset[str]:
+        return frozenset()  # a real node's own taints (not-ready, ...) are the cluster's business
+
+    def _gpus_may_change(self, node: str) -> None:
+        if node in self.real_gpus and not self.allow_fake_gpus:
+            raise NotHere(f"node {node} reports real GPUs; schedgate does not change their count there "
+                          "unless --allow-fake-gpus is given")
+
+    def status_patch(self, spec: NodeSpec, status: Mapping[str, Any], resources: set[str]) -> dict[str, Any]:
+        patch = self._kind(spec.name).status_patch(spec, status, resources)
+        if any(GPU in (patch.get(s) or {}) for s in ("capacity", "allocatable")):
+            self._gpus_may_change(spec.name)
+        return patch
+
+    def settle(self, spec: NodeSpec, resources: set[str]) -> None:
+        self._kind(spec.name).settle(spec, resources)
+
+    def set_gpus(self, node: str, count: int) -> None:
+        self._gpus_may_change(node)
+        self._kind(node).set_gpus(node, count)
+
+
+@dataclass
+class ExistingBackend:
+    """What a run can do in an existing cluster: start schedulers (processes here), be proxied."""
+
+    api: k8s.ApiClient
+    core: Any
+    run: RunDir
+    bins: Binaries
+    default_binary: Path
+    server: str
+    ca: Path | None
+    journal: Journal
+    nodes: ExistingNodes
+    pod_image: str
+    resource_scale: Mapping[str, float] = field(default_factory=dict)
+    schedulers: dict[str, Scheduler] = field(default_factory=dict)
+    name: str = "existing"
+    extender_host: str = "127.0.0.1"  # the schedulers run on this machine
+    extra_nodes: tuple[str, ...] = ()
+
+    @property
+    def pki(self) -> Path:
+        return self.run.path / "pki"
+
+    @property
+    def api_endpoint(self) -> tuple[str, int]:
+        u = urlsplit(self.server)
+        return (u.hostname or "127.0.0.1", u.port or 443)
+
+    def components(self) -> Sequence[Component]:
+        return [s.proc for s in distinct(self.schedulers) if isinstance(s, SchedulerProcess) and s.proc]
+
+    def start_scheduler(self, config: SchedulerConfig, binary: Path | None, api_server: str | None) -> Scheduler:
+        lease = config.lease_name
+        identity = "sched-" + re.sub(r"[^a-z0-9-]", "-", lease.lower())[:50].strip("-")
+        subject = {"kind": "ServiceAccount", "name": identity, "namespace": SYSTEM_NAMESPACE}
+        j = self.journal
+        j.will_create("ServiceAccount", identity, SYSTEM_NAMESPACE)
+        create_or_keep(self.core.create_namespaced_service_account, SYSTEM_NAMESPACE,
+                       {"metadata": {"name": identity, "labels": {MANAGED_BY: "schedgate"}}})
+        objects = scheduler_rbac(identity, subject, lease, config.shared_pools)
+        for o in objects:
+            j.will_create(o["kind"], o["metadata"]["name"], o["metadata"].get("namespace", ""))
+        create_objects(self.api, objects)
+        if ignore_not_found(read_json, k8s.CoordinationV1Api(self.api).read_namespaced_lease, lease,
+                            LEASE_NAMESPACE) is None:
+            j.will_create("Lease", lease, LEASE_NAMESPACE)
+        kubeconfig = self._kubeconfig(identity, api_server)
+        effective = config.effective(kubeconfig=str(kubeconfig), lease=lease)
+        path = effective.write(self.run.path / f"{lease}.config.yaml")
+        proc = SchedulerProcess(name=lease, config=config, effective=effective, config_path=path,
+                                binary=Path(binary or self.default_binary), port=free_port(), pki=self.pki,
+                                run=self.run)
+        proc.start()
+        for p in config.profile_names:
+            self.schedulers[p] = proc
+        return proc
+
+    def stop_scheduler(self, scheduler: Scheduler) -> None:
+        scheduler.stop()
+        for p in scheduler.profiles:
+            if self.schedulers.get(p) is scheduler:
+                del self.schedulers[p]
+
+    def _kubeconfig(self, identity: str, api_server: str | None) -> Path:
+        """The scheduler's own kubeconfig: a bound ServiceAccount token, the cluster's CA, and the API
+        server's address (or a proxy's, still checking the server's certificate under its own name)."""
+        req: Any = self.core.create_namespaced_service_account_token(
+            identity, SYSTEM_NAMESPACE, {"spec": {"expirationSeconds": TOKEN_SECONDS}})
+        cluster: dict[str, Any] = {"server": api_server or self.server}
+        if self.ca is not None:
+            cluster["certificate-authority"] = str(self.ca)
+        if api_server:
+            cluster["tls-server-name"] = self.api_endpoint[0]
+        doc = {"apiVersion": "v1", "kind": "Config", "current-context": "schedgate",
+               "clusters": [{"name": "schedgate", "cluster": cluster}],
+               "users": [{"name": identity, "user": {"token": req.status.token}}],
+               "contexts": [{"name": "schedgate", "context": {"cluster": "schedgate", "user": identity}}]}
+        path = self.run.path / f"{identity}.kubeconfig"
+        path.write_text(yaml.safe_dump(doc))
+        path.chmod(0o600)
+        return path
+
+
+class ExistingProvider:
+    name = "existing"
+    makes_clusters = False  # one cluster as it is: a scenario that needs another definition is skipped
+
+    def preflight(self, req: ClusterRequest) -> None:
+        """The kubeconfig answers, the user has every right a run needs, the scheduler's version fits."""
+        kubeconfig = check_kubeconfig(req.kubeconfig, req.context)
+        api, version = connect(kubeconfig, req.context)
+        check_rights(api, kubeconfig, req.context)
+        if req.scheduler_binary is None:
+            check_skew(version, pinned_kubernetes_version())
+
+    def create(self, req: ClusterRequest, reaped: list[str]) -> Started:
+        return _Creation(req, reaped).run()
+
+
+class _Creation:
+    """One run in an existing cluster being set up: its steps share these attributes."""
+
+    api: k8s.ApiClient
+    version: str
+    bins: Binaries
+    dir: RunDir
+    journal: Journal
+    backend: ExistingBackend
+    cluster: Cluster
+
+    def __init__(self, req: ClusterRequest, reaped: list[str]) -> None:
+        assert req.kubeconfig is not None
+        self.req = req
+        self.kubeconfig = req.kubeconfig.resolve()
+        self.reaped = reaped
+        self.timings: dict[str, float] = {}
+        self.at = where(req.kubeconfig, req.context)
+
+    def run(self) -> Started:
+        create_in_steps([
+            (f"existing: {self.at}", self.connect),
+            ("pinned binaries", self.binaries),
+            ("run folder and its journal", self.run_folder),
+            ("existing: no other run or scheduler in the way", self.nobody_else),
+            ("existing: the definition's nodes", self.find_nodes),
+            (f"existing: namespace {SYSTEM_NAMESPACE}", self.system_namespace),
+            ("existing: the scheduler under test", self.start_scheduler),
+            ("existing: nodes as defined", self.nodes_as_defined),
+            ("first sync of every scheduler", lambda: self.cluster.sync_schedulers(timeout=60)),
+            ("run info", lambda: write_info(self.dir.path, self.req, self.cluster)),
+        ], self.rollback, self.timings)
+        return Started(cluster=self.cluster, stop=self.stop, run_dir=self.dir.path, reaped=self.reaped)
+
+    # -- steps -------------------------------------------------------------------
+    def connect(self) -> None:
+        self.api, self.version = connect(self.kubeconfig, self.req.context)
+        self.core: Any = k8s.CoreV1Api(self.api)
+
+    def binaries(self) -> None:
+        self.bins = binaries(self.req.bin_dir)
+
+    def run_folder(self) -> None:
+        self.dir = RunDir.create(keep=self.req.keep)  # kept (schedgate up): `schedgate down` puts it back
+        self.journal = Journal(self.dir.path / JOURNAL, str(self.kubeconfig), self.req.context)
+        self.journal.save()
+        out = self.dir.path / "pki"
+        done = subprocess.run([str(self.bins.pki), str(out)], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise ComponentError(f"schedgate-pki failed: {done.stderr.strip()}")
+
+    def nobody_else(self) -> None:
+        ns = ignore_not_found(read_json, self.core.read_namespace, SYSTEM_NAMESPACE)
+        if ns is not None:
+            owner = ((ns.get("metadata") or {}).get("annotations") or {}).get(RUN_ANNOTATION, "unknown")
+            raise SchedgateError(f"{self.at}: namespace {SYSTEM_NAMESPACE} exists (run {owner}): another "
+                                 "schedgate run uses this cluster, or one that died on another machine left it; "
+                                 f"once no run is using it: kubectl delete namespace {SYSTEM_NAMESPACE}")
+        if ignore_not_found(read_json, self.core.read_node, SYNC_NODE) is not None:
+            raise SchedgateError(f"{self.at}: node {SYNC_NODE} exists: a schedgate run uses this cluster or left "
+                                 f"it; once none does: kubectl delete node {SYNC_NODE}")
+        lease = self.req.scheduler_config.lease_name
+        held = ignore_not_found(read_json, k8s.CoordinationV1Api(self.api).read_namespaced_lease, lease,
+                                LEASE_NAMESPACE)
+        spec = (held or {}).get("spec") or {}
+        renewed = spec.get("renewTime")
+        if spec.get("holderIdentity") and renewed:
+            age = (datetime.now(UTC) - datetime.fromisoformat(renewed.replace("Z", "+00:00"))).total_seconds()
+            if age < float(spec.get("leaseDurationSeconds") or 15) * 2:
+                raise SchedgateError(
+                    f"{self.at}: lease {LEASE_NAMESPACE}/{lease} is held by {spec['holderIdentity']} (renewed "
+                    f"{age:.0f}s ago): a scheduler for profile(s) {self.req.scheduler_config.profile_names} already "
+                    "runs in this cluster; stop it, or test the profile under another name")
+
+    def find_nodes(self) -> None:
+        have = {n["metadata"]["name"]: n for n in read_json(self.core.list_node).get("items") or []}
+        specs = self.req.definition.nodes()
+        missing = [s.name for s in specs if s.name not in have]
+        if missing:
+            raise SchedgateError(f"{self.req.definition.source}: nodes {', '.join(missing)} are not in the cluster "
+                                 f"of {self.at} (it has {', '.join(sorted(have)[:8]) or 'none'}"
+                                 f"{', ...' if len(have) > 8 else ''}); the definition must name its nodes")
+        self.node_objs = {s.name: have[s.name] for s in specs}
+        # The cluster's other nodes (a control plane, a made cluster's sync node, nodes outside the definition)
+        # count in the schedulers' "0/N nodes are available".
+        self.extra = tuple(sorted(set(have) - set(self.node_objs) - {SYNC_NODE}))
+
+    def system_namespace(self) -> None:
+        self.journal.will_create("Namespace", SYSTEM_NAMESPACE)
+        self.journal.sweep_namespaces = True
+        self.journal.namespaces_before = [n["metadata"]["name"] for n in
+                                          read_json(self.core.list_namespace).get("items") or []]
+        self.journal.save()
+        self.core.create_namespace({"metadata": {
+            "name": SYSTEM_NAMESPACE, "labels": {MANAGED_BY: "schedgate"},
+            "annotations": {RUN_ANNOTATION: self.dir.path.name}}})
+        self.journal.will_create("Node", SYNC_NODE)  # the cache barrier's node, made at the first sync
+
+    def start_scheduler(self) -> None:
+        kinds: dict[str, NodeBackend] = {}
+        for name, n in self.node_objs.items():
+            kubelet = bool(((n.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion"))
+            kinds[name] = KubeletNodes(self.core, "existing") if kubelet else ApiOnlyNodes(self.core)
+            if not kubelet:
+                self.journal.status_owned.append(name)
+        editable = frozenset(name for name, n in self.node_objs.items()
+                             if ((n.get("metadata") or {}).get("labels") or {}).get(EDITABLE_LABEL) == "true")
+        real_gpus = frozenset(name for name, n in self.node_objs.items()
+                              if parse_quantity(((n.get("status") or {}).get("capacity") or {}).get(GPU, "0")) > 0)
+        nodes = ExistingNodes(self.core, self.journal, kinds, editable, real_gpus, self.req.allow_fake_gpus)
+        kubelets = [n for name, n in self.node_objs.items() if kinds[name].runs_pods]
+        conf = self.api.configuration
+        ca = Path(conf.ssl_ca_cert) if conf.ssl_ca_cert else None
+        if ca is not None:  # the client's copy is a temporary file: keep ours with the run
+            (self.dir.path / "cluster-ca.crt").write_bytes(ca.read_bytes())
+            ca = self.dir.path / "cluster-ca.crt"
+        self.backend = ExistingBackend(
+            api=self.api, core=self.core, run=self.dir, bins=self.bins,
+            default_binary=Path(self.req.scheduler_binary or self.bins.kube_scheduler), server=str(conf.host),
+            ca=ca, journal=self.journal, nodes=nodes, pod_image=_pod_image(kubelets) if kubelets else PLACEHOLDER_IMAGE,
+            resource_scale=resource_scale(self.req.definition, smallest_allocatable(kubelets)) if kubelets else {},
+            extra_nodes=self.extra)
+        self.backend.start_scheduler(self.req.scheduler_config, None, None)
+
+    def nodes_as_defined(self) -> None:
+        self.cluster = Cluster(definition=self.req.definition, kubeconfig=self.kubeconfig, api=self.api,
+                               kubernetes_version=self.version, backend=self.backend, timings=self.timings,
+                               sync_node=SYNC_NODE, system_namespace_name=SYSTEM_NAMESPACE)
+        try:
+            self.cluster.apply_nodes()
+        except NotHere as e:
+            raise SchedgateError(f"{self.req.definition.source}: {e} — or describe the node as it is") from None
+
+    # -- the one rollback, and the end ----------------------------------------------
+    def rollback(self) -> None:
+        if not hasattr(self, "dir"):
+            return
+        self._undo()
+
+    def stop(self) -> None:
+        if not self.req.keep:
+            self._undo()
+
+    def _undo(self) -> None:
+        if hasattr(self, "backend"):
+            for s in distinct(self.backend.schedulers):
+                s.stop()
+        done = self.journal.undo(self.api)
+        log.info("existing: put back %d change(s) in the cluster of %s", len(done), self.at)
+        (self.dir.path / JOURNAL).unlink(missing_ok=True)
+        self.dir.close()
+
+
+def _pod_image(kubelet_nodes: list[dict[str, Any]]) -> str:
+    """An image every kubelet node already holds: its sandbox (pause) image, so nothing is pulled."""
+    common: set[str] | None = None
+    for n in kubelet_nodes:
+        names = {name for img in (n.get("status") or {}).get("images") or [] for name in img.get("names") or []
+                 if "/pause:" in name or name.startswith("pause:")}
+        common = names if common is None else common & names
+    if not common:
+        raise SchedgateError("existing: the cluster's nodes hold no common pause image to run scenario pods with")
+    return sorted(common, key=len)[0]
+
+
+
+__all__ = ["EDITABLE_LABEL", "ExistingBackend", "ExistingNodes", "ExistingProvider"]
