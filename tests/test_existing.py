@@ -2,9 +2,10 @@
 started here, whose own scheduler under test is stopped so the run brings its own.
 
 A run passes its scenarios and leaves the cluster exactly as it found it (namespaces, RBAC, service
-accounts, leases, nodes' labels, annotations, taints and resources) — after success, and after a
-SIGKILL once the next run's reaper has run. A kubeconfig that does not answer, or lacks a right,
-is refused in one line naming it (and the verb and resource), exit 2, nothing left behind.
+accounts, leases, nodes' labels, annotations, taints and resources) — after success, after Ctrl-C
+before it exits, and after a SIGKILL once the next run's reaper has run. A kubeconfig that does not
+answer, or lacks a right, is refused in one line naming it (and the verb and resource), exit 2,
+nothing left behind; so is a definition whose node is not as the cluster has it and closed to edits.
 """
 
 from __future__ import annotations
@@ -94,28 +95,44 @@ def test_a_run_in_an_existing_cluster_passes_its_scenarios_and_leaves_the_cluste
     assert run_dirs(tmp_path) == [] and our_processes(tmp_path) == []
 
 
-def test_a_killed_run_is_put_back_by_the_next_runs_reaper(target, tmp_path):
-    before = snapshot(target.api)
+def _run_until_first_node_edit(target: Any, tmp: Path) -> subprocess.Popen[bytes]:
+    """A run of one scenario, returned once it has made its namespace and journaled a node edit."""
     child = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q",
                               "e2e/scenarios/cache-changes.scenario.yaml", "--provider", "existing",
-                              "--kubeconfig", str(target.kubeconfig)], cwd=ROOT, env=_env(tmp_path),
+                              "--kubeconfig", str(target.kubeconfig)], cwd=ROOT, env=_env(tmp),
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     core: Any = k8s.CoreV1Api(target.api)
     deadline = time.monotonic() + 180
+    while True:
+        assert child.poll() is None, "the run ended before it could be stopped"
+        journals = [d / JOURNAL for d in run_dirs(tmp) if (d / JOURNAL).exists()]
+        ns = [n.metadata.name for n in core.list_namespace().items if n.metadata.name.startswith("waiting-pods-follow")]
+        if journals and ns and '"nodes": {}' not in journals[0].read_text():
+            return child
+        if time.monotonic() > deadline:
+            os.killpg(child.pid, signal.SIGKILL)
+            raise AssertionError("the run never reached its first node edit")
+        time.sleep(0.2)
+
+
+def test_a_run_stopped_by_ctrl_c_puts_the_cluster_back_before_it_exits(target, tmp_path):
+    before = snapshot(target.api)
+    child = _run_until_first_node_edit(target, tmp_path)
+    child.send_signal(signal.SIGINT)
     try:
-        # The positive signal: the scenario's own namespace exists and a node was edited (journal holds it).
-        while True:
-            assert child.poll() is None, "the run ended before it could be killed"
-            journals = [d / JOURNAL for d in run_dirs(tmp_path) if (d / JOURNAL).exists()]
-            ns = [n.metadata.name for n in core.list_namespace().items
-                  if n.metadata.name.startswith("waiting-pods-follow")]
-            if journals and ns and '"nodes": {}' not in journals[0].read_text():
-                break
-            assert time.monotonic() < deadline, "the run never reached its first node edit"
-            time.sleep(0.2)
+        child.wait(timeout=120)
     finally:
-        os.killpg(child.pid, signal.SIGKILL)
-        child.wait(timeout=30)
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+    assert snapshot(target.api) == before
+    assert run_dirs(tmp_path) == [] and our_processes(tmp_path) == []
+
+
+def test_a_killed_run_is_put_back_by_the_next_runs_reaper(target, tmp_path):
+    before = snapshot(target.api)
+    child = _run_until_first_node_edit(target, tmp_path)
+    os.killpg(child.pid, signal.SIGKILL)
+    child.wait(timeout=30)
     wait_for_exit([int(p.split(":")[0]) for p in our_processes(tmp_path)], "the killed run's schedulers", 10)
     assert snapshot(target.api) != before, "the kill came too late to test the reaper"
     reap = subprocess.run([sys.executable, "-m", "schedgate", "reap"], env=_env(tmp_path), capture_output=True,
@@ -145,9 +162,12 @@ def _up(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           env=_env(tmp), capture_output=True, text=True, timeout=120)
 
 
-def _refused(out: subprocess.CompletedProcess[str], tmp: Path, *words: str) -> str:
+def _refused(out: subprocess.CompletedProcess[str], tmp: Path, *words: str, progress: bool = False) -> str:
+    """Exit 2 and one line saying why (after ``up``'s progress lines, with ``progress``); nothing left here."""
     lines = [x for x in out.stderr.splitlines() if x.strip()]
     assert out.returncode == 2, out.stderr
+    if progress:
+        lines = lines[-1:]
     assert len(lines) == 1, out.stderr
     for w in words:
         assert w in lines[0], lines[0]
@@ -195,3 +215,21 @@ def test_a_kubeconfig_without_the_rights_a_run_needs_is_refused_naming_the_verb_
     finally:
         rbac.delete_cluster_role_binding("schedgate-test-viewer")
         core.delete_namespaced_service_account("viewer", "default")
+
+
+def test_a_node_not_as_defined_and_not_open_to_edits_is_refused_at_the_start_and_nothing_is_left(target, tmp_path):
+    doc = yaml.safe_load(shipped("clusters/inference.yaml").read_text())
+    cpu = next(p for p in doc["pools"] if p["name"] == "cpu")
+    cpu["labels"]["infra.example.com/rack"] = "r1"  # the cluster's cpu nodes have no such label
+    definition = tmp_path / "staging.yaml"
+    definition.write_text(yaml.safe_dump(doc))
+    target.core.patch_node("cpu-1", {"metadata": {"labels": {EDITABLE_LABEL: None}}})
+    try:
+        before = snapshot(target.api)
+        line = _refused(_up(tmp_path, "--kubeconfig", str(target.kubeconfig), "--cluster", str(definition)),
+                        tmp_path, f"{definition}: node cpu-1 is not open to edits",
+                        "metadata.labels.infra.example.com/rack", "or describe the node as it is", progress=True)
+        assert "cpu-2" not in line
+        assert snapshot(target.api) == before
+    finally:
+        target.core.patch_node("cpu-1", {"metadata": {"labels": {EDITABLE_LABEL: "true"}}})

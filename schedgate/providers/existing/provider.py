@@ -15,8 +15,9 @@ after Ctrl-C, and — after a crash — by the next run's reaper.
 
 Creation steps: the cluster answers and the user may do what a run does;
 pinned binaries; the run folder and its journal; no other run or scheduler in
-the way; the definition's nodes found; schedgate's namespace; the scheduler
-under test; the nodes as defined; the first sync.
+the way; the definition's nodes found and made as defined (the first writes,
+so a node closed to edits stops the run before anything else is made);
+schedgate's namespace; the scheduler under test; the first sync.
 """
 
 from __future__ import annotations
@@ -256,9 +257,10 @@ class _Creation:
             ("run folder and its journal", self.run_folder),
             ("existing: no other run or scheduler in the way", self.nobody_else),
             ("existing: the definition's nodes", self.find_nodes),
-            (f"existing: namespace {SYSTEM_NAMESPACE}", self.system_namespace),
-            ("existing: the scheduler under test", self.start_scheduler),
             ("existing: nodes as defined", self.nodes_as_defined),
+            (f"existing: namespace {SYSTEM_NAMESPACE}", self.system_namespace),
+            ("existing: the scheduler under test", lambda: self.backend.start_scheduler(
+                self.req.scheduler_config, None, None)),
             ("first sync of every scheduler", lambda: self.cluster.sync_schedulers(timeout=60)),
             ("run info", lambda: write_info(self.dir.path, self.req, self.cluster)),
         ], self.rollback, self.timings)
@@ -328,7 +330,8 @@ class _Creation:
             "annotations": {RUN_ANNOTATION: self.dir.path.name}}})
         self.journal.will_create("Node", SYNC_NODE)  # the cache barrier's node, made at the first sync
 
-    def start_scheduler(self) -> None:
+    def nodes_as_defined(self) -> None:
+        """Before anything else is written: a node not as defined and closed to edits stops the run here."""
         kinds: dict[str, NodeBackend] = {}
         for name, n in self.node_objs.items():
             kubelet = bool(((n.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion"))
@@ -352,9 +355,6 @@ class _Creation:
             ca=ca, journal=self.journal, nodes=nodes, pod_image=_pod_image(kubelets) if kubelets else PLACEHOLDER_IMAGE,
             resource_scale=resource_scale(self.req.definition, smallest_allocatable(kubelets)) if kubelets else {},
             extra_nodes=self.extra)
-        self.backend.start_scheduler(self.req.scheduler_config, None, None)
-
-    def nodes_as_defined(self) -> None:
         self.cluster = Cluster(definition=self.req.definition, kubeconfig=self.kubeconfig, api=self.api,
                                kubernetes_version=self.version, backend=self.backend, timings=self.timings,
                                sync_node=SYNC_NODE, system_namespace_name=SYSTEM_NAMESPACE)
@@ -367,6 +367,7 @@ class _Creation:
     def rollback(self) -> None:
         if not hasattr(self, "dir"):
             return
+        self.dir.keep = False  # a run that did not come up is not kept, even for `schedgate up`
         self._undo()
 
     def stop(self) -> None:
