@@ -41,6 +41,7 @@ class ClusterRequest:
     kubeconfig: Path | None = None  # existing: the cluster to run in
     context: str | None = None  # existing: the kubeconfig's context (default: its current one)
     allow_fake_gpus: bool = False  # existing: may change the GPU count of nodes that report real GPUs
+    scheduler_running: bool = False  # existing: the scheduler under test already runs there; start none
 
 
 @dataclass

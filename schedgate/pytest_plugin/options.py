@@ -80,6 +80,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--context", "existing: the kubeconfig context (default: its current-context)", metavar="NAME", cli=True),
     Option("--allow-fake-gpus", "existing: let tests change the GPU count of nodes that report real GPUs",
            action="store_true", cli=True),
+    Option("--scheduler-running", "existing: the scheduler under test already runs in the cluster (your own "
+           "deployment, holding the lease named after its first profile); schedgate starts none",
+           action="store_true", cli=True),
     Option("--keep-cluster", "leave the cluster running after the run and print how to reach it",
            action="store_true"),
 )
@@ -183,7 +186,7 @@ def existing_options(get: Callable[[str], Any]) -> dict[str, Any]:
     """The existing provider's fields of a request, from pytest's or the command's options (by dest)."""
     kubeconfig = get("kubeconfig")
     return {"kubeconfig": Path(kubeconfig).resolve() if kubeconfig else None, "context": get("context") or None,
-            "allow_fake_gpus": bool(get("allow_fake_gpus"))}
+            "allow_fake_gpus": bool(get("allow_fake_gpus")), "scheduler_running": bool(get("scheduler_running"))}
 
 
 def make_request(cluster_file: Path, sched_file: Path, *, provider: str = "local", binary: str | None = None,

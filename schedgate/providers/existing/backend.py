@@ -5,7 +5,7 @@ ServiceAccount of its own)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ from schedgate.cluster.nodes import DELETE, NodeBackend
 from schedgate.errors import NotHere
 from schedgate.kube.api import create_objects, create_or_keep, ignore_not_found, read_json
 from schedgate.kube.journal import MANAGED_BY, Journal
+from schedgate.objects.metrics import MetricsSnapshot
 from schedgate.providers.existing.access import SYSTEM_NAMESPACE
 from schedgate.providers.rbac import scheduler_rbac
 from schedgate.runtime.health import free_port
@@ -170,3 +171,55 @@ class ExistingBackend:
         path.write_text(yaml.safe_dump(doc))
         path.chmod(0o600)
         return path
+
+
+@dataclass
+class RunningScheduler:
+    """The scheduler under test as the user runs it in the cluster (``--scheduler-running``): schedgate
+    neither starts nor stops it, and sees it through what it writes (bindings, events, its lease)."""
+
+    name: str  # the lease it holds
+    config: SchedulerConfig
+    config_path: Path
+
+    @property
+    def profiles(self) -> list[str]:
+        return self.config.profile_names
+
+    @property
+    def log_path(self) -> Path | None:
+        return None
+
+    def alive(self) -> bool:
+        return True  # checked by its lease when the run began; its own supervisor keeps it running
+
+    def died(self) -> bool:
+        return False
+
+    def is_down(self) -> bool:
+        return False
+
+    def _cannot(self, what: str) -> NotHere:
+        return NotHere(f"the scheduler under test runs in the cluster (--scheduler-running): schedgate cannot {what}")
+
+    def start(self, timeout: float = 0.0) -> float:
+        raise self._cannot("start it")
+
+    def stop(self) -> None:
+        raise self._cannot("stop it")
+
+    def kill(self) -> None:
+        raise self._cannot("kill it")
+
+    def log_tail(self, lines: int = 30) -> list[str]:
+        return []
+
+    def metrics_text(self) -> str:
+        raise self._cannot("read its /metrics")
+
+    def metrics(self) -> MetricsSnapshot:
+        raise self._cannot("read its /metrics")
+
+    def wait_for_metrics(self, accept: Callable[[MetricsSnapshot], bool], description: str,
+                         timeout: float = 0.0) -> MetricsSnapshot:
+        raise self._cannot("read its /metrics")

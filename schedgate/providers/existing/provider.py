@@ -53,9 +53,9 @@ from schedgate.providers.existing.access import (
     connect,
     where,
 )
-from schedgate.providers.existing.backend import EDITABLE_LABEL, ExistingBackend, ExistingNodes
+from schedgate.providers.existing.backend import EDITABLE_LABEL, ExistingBackend, ExistingNodes, RunningScheduler
 from schedgate.runtime.procs import RunDir
-from schedgate.runtime.scheduler import distinct
+from schedgate.runtime.scheduler import SchedulerProcess, distinct
 from schedgate.runtime.toolchain import Binaries, pinned_kubernetes_version
 from schedgate.spec.cluster import GPU
 from schedgate.spec.quantity import parse_quantity
@@ -75,7 +75,7 @@ class ExistingProvider:
         kubeconfig = check_kubeconfig(req.kubeconfig, req.context)
         api, version = connect(kubeconfig, req.context)
         check_rights(api, kubeconfig, req.context)
-        if req.scheduler_binary is None:
+        if req.scheduler_binary is None and not req.scheduler_running:
             check_skew(version, pinned_kubernetes_version())
 
     def create(self, req: ClusterRequest, reaped: list[str]) -> Started:
@@ -110,8 +110,7 @@ class _Creation:
             ("existing: the definition's nodes", self.find_nodes),
             ("existing: nodes as defined", self.nodes_as_defined),
             (f"existing: namespace {SYSTEM_NAMESPACE}", self.system_namespace),
-            ("existing: the scheduler under test", lambda: self.backend.start_scheduler(
-                self.req.scheduler_config, None, None)),
+            ("existing: the scheduler under test", self.scheduler_under_test),
             ("first sync of every scheduler", lambda: self.cluster.sync_schedulers(timeout=60)),
             ("run info", lambda: write_info(self.dir.path, self.req, self.cluster)),
         ], self.rollback, self.timings)
@@ -144,18 +143,24 @@ class _Creation:
         if ignore_not_found(read_json, self.core.read_node, SYNC_NODE) is not None:
             raise SchedgateError(f"{self.at}: node {SYNC_NODE} exists: a schedgate run uses this cluster or left "
                                  f"it; once none does: kubectl delete node {SYNC_NODE}")
-        lease = self.req.scheduler_config.lease_name
+        config = self.req.scheduler_config
+        lease = config.lease_name
         held = ignore_not_found(read_json, k8s.CoordinationV1Api(self.api).read_namespaced_lease, lease,
                                 LEASE_NAMESPACE)
         spec = (held or {}).get("spec") or {}
         renewed = spec.get("renewTime")
-        if spec.get("holderIdentity") and renewed:
-            age = (datetime.now(UTC) - datetime.fromisoformat(renewed.replace("Z", "+00:00"))).total_seconds()
-            if age < float(spec.get("leaseDurationSeconds") or 15) * 2:
-                raise SchedgateError(
-                    f"{self.at}: lease {LEASE_NAMESPACE}/{lease} is held by {spec['holderIdentity']} (renewed "
-                    f"{age:.0f}s ago): a scheduler for profile(s) {self.req.scheduler_config.profile_names} already "
-                    "runs in this cluster; stop it, or test the profile under another name")
+        age = (datetime.now(UTC) - datetime.fromisoformat(renewed.replace("Z", "+00:00"))).total_seconds() \
+            if renewed else float("inf")
+        live = bool(spec.get("holderIdentity")) and age < float(spec.get("leaseDurationSeconds") or 15) * 2
+        if self.req.scheduler_running and not live:
+            raise SchedgateError(f"--scheduler-running: no scheduler holds lease {LEASE_NAMESPACE}/{lease} in the "
+                                 f"cluster of {self.at} (the lease of profile {config.profile_names[0]}); start "
+                                 "yours with leaderElection.resourceName set to it, or let schedgate start one")
+        if not self.req.scheduler_running and live:
+            raise SchedgateError(
+                f"{self.at}: lease {LEASE_NAMESPACE}/{lease} is held by {spec['holderIdentity']} (renewed "
+                f"{age:.0f}s ago): a scheduler for profile(s) {config.profile_names} already runs in this cluster; "
+                "stop it, test the profile under another name, or test that one with --scheduler-running")
 
     def find_nodes(self) -> None:
         have = {n["metadata"]["name"]: n for n in read_json(self.core.list_node).get("items") or []}
@@ -214,6 +219,15 @@ class _Creation:
         except NotHere as e:
             raise SchedgateError(f"{self.req.definition.source}: {e} — or describe the node as it is") from None
 
+    def scheduler_under_test(self) -> None:
+        config = self.req.scheduler_config
+        if not self.req.scheduler_running:
+            self.backend.start_scheduler(config, None, None)
+            return
+        running = RunningScheduler(name=config.lease_name, config=config, config_path=Path(config.source))
+        for p in config.profile_names:
+            self.backend.schedulers[p] = running
+
     # -- the one rollback, and the end ----------------------------------------------
     def rollback(self) -> None:
         if not hasattr(self, "dir"):
@@ -228,7 +242,8 @@ class _Creation:
     def _undo(self) -> None:
         if hasattr(self, "backend"):
             for s in distinct(self.backend.schedulers):
-                s.stop()
+                if isinstance(s, SchedulerProcess):  # the ones schedgate started, not one the user runs
+                    s.stop()
         done = self.journal.undo(self.api)
         log.info("existing: put back %d change(s) in the cluster of %s", len(done), self.at)
         (self.dir.path / JOURNAL).unlink(missing_ok=True)
