@@ -27,9 +27,13 @@ def run_once(suite: str, provider: str, junit: Path, extra: list[str]) -> tuple[
     proc = subprocess.run([sys.executable, "-m", "pytest", suite, "-p", "no:cacheprovider", "-q",
                            "--provider", provider, f"--junitxml={junit}", *extra], cwd=ROOT,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    tail = [x for x in proc.stdout.splitlines() if x.strip()][-1:] or ["(no output)"]
+    junit.with_suffix(".log").write_text(proc.stdout)  # the whole output: warnings are not in the JUnit report
+    lines = [x for x in proc.stdout.splitlines() if x.strip()]
+    tail = lines[-1:] or ["(no output)"]
     took = time.monotonic() - started
     print(f"  exit {proc.returncode} in {took:.0f}s: {tail[0]}", flush=True)
+    for w in (x.strip() for x in lines if "Warning:" in x or "warnings.warn" in x):
+        print(f"    {w[:200]}", flush=True)
     return proc.returncode, took
 
 
