@@ -136,3 +136,13 @@ def test_the_layers_contract_holds_and_can_fail(tmp_path):
 def test_no_module_is_much_over_300_lines():
     long = {str(p.relative_to(ROOT)): n for p in PACKAGE.rglob("*.py") if (n := len(p.read_text().splitlines())) > 330}
     assert not long, long
+
+
+def test_every_package_of_the_tree_is_in_the_wheel():
+    """pyproject lists the packages by name (the shipped data maps folders into the package): a new
+    subpackage missing there would be missing from the wheel, found only by the slow wheel test."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    tree = {".".join(p.parent.relative_to(ROOT).parts) for p in PACKAGE.rglob("__init__.py")}
+    assert tree - listed == set(), "add these to [tool.setuptools] packages in pyproject.toml"
