@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from kubernetes import client as k8s
 from test_harness import ROOT, our_processes, run_dirs, wait_for_exit
 
 from schedgate.kube.journal import JOURNAL, node_state
+from schedgate.kube.poll import poll_until
 from schedgate.providers import start_cluster
 from schedgate.providers.existing import EDITABLE_LABEL
 from schedgate.pytest_plugin.options import make_request
@@ -103,17 +103,22 @@ def _run_until_first_node_edit(target: Any, tmp: Path) -> subprocess.Popen[bytes
                               "--kubeconfig", str(target.kubeconfig)], cwd=ROOT, env=_env(tmp),
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     core: Any = k8s.CoreV1Api(target.api)
-    deadline = time.monotonic() + 180
-    while True:
-        assert child.poll() is None, "the run ended before it could be stopped"
+
+    def ended() -> None:
+        if child.poll() is not None:
+            raise AssertionError(f"the run ended (exit {child.returncode}) before it could be stopped")
+
+    def edited() -> bool:
         journals = [d / JOURNAL for d in run_dirs(tmp) if (d / JOURNAL).exists()]
         ns = [n.metadata.name for n in core.list_namespace().items if n.metadata.name.startswith("waiting-pods-follow")]
-        if journals and ns and '"nodes": {}' not in journals[0].read_text():
-            return child
-        if time.monotonic() > deadline:
-            os.killpg(child.pid, signal.SIGKILL)
-            raise AssertionError("the run never reached its first node edit")
-        time.sleep(0.2)
+        return bool(journals and ns and '"nodes": {}' not in journals[0].read_text())
+
+    try:
+        poll_until(edited, "the run's namespace and its first journaled node edit", 180, interval=0.2, alive=ended)
+    except BaseException:
+        os.killpg(child.pid, signal.SIGKILL)
+        raise
+    return child
 
 
 def test_a_run_stopped_by_ctrl_c_puts_the_cluster_back_before_it_exits(target, tmp_path):
