@@ -73,7 +73,8 @@ def snapshot(api: k8s.ApiClient) -> dict[str, Any]:
         "clusterrolebindings": names(rbac.list_cluster_role_binding()),
         "roles": names(rbac.list_role_for_all_namespaces()),
         "rolebindings": names(rbac.list_role_binding_for_all_namespaces()),
-        "leases": names(coord.list_namespaced_lease("kube-system")),
+        "leases": {f"kube-system/{x.metadata.name}": x.spec.holder_identity or ""  # and who holds each
+                   for x in coord.list_namespaced_lease("kube-system").items},
         "pods": names(core.list_pod_for_all_namespaces()),
     }
 

@@ -71,7 +71,8 @@ def _restore(current: Mapping[str, Any], was: Mapping[str, Any],
     return patch, status
 
 
-_FIELDS = ("kubeconfig", "context", "nodes", "created", "status_owned", "sweep_namespaces", "namespaces_before")
+_FIELDS = ("kubeconfig", "context", "nodes", "created", "status_owned", "sweep_namespaces", "namespaces_before",
+           "leases_before")
 
 
 @dataclass
@@ -88,6 +89,10 @@ class Journal:
     # namespaces (the run holds the cluster alone, see the existing provider's lock).
     sweep_namespaces: bool = False
     namespaces_before: list[str] = field(default_factory=list)
+    # Leases that existed before the run's schedulers took them: (namespace, name) -> who held them and for
+    # how long, given back at the end (a SIGKILLed scheduler cannot release its lease; its holder would look
+    # alive to the next run for a lease duration).
+    leases_before: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: Path) -> Journal:
@@ -117,6 +122,26 @@ class Journal:
             self.created.append(ref)
             self.save()
 
+    def lease_before_taken(self, namespace: str, name: str, spec: Mapping[str, Any]) -> None:
+        """Record an existing lease's holder before a scheduler of this run takes it."""
+        key = f"{namespace}/{name}"
+        if key not in self.leases_before:
+            self.leases_before[key] = {"holderIdentity": spec.get("holderIdentity") or "",
+                                       "leaseDurationSeconds": spec.get("leaseDurationSeconds")}
+            self.save()
+
+    def _give_back_leases(self, api: k8s.ApiClient) -> list[str]:
+        coord: Any = k8s.CoordinationV1Api(api)
+        done = []
+        for key, was in self.leases_before.items():
+            ns, name = key.split("/", 1)
+            lease = ignore_not_found(read_json, coord.read_namespaced_lease, name, ns)
+            if lease is None or ((lease.get("spec") or {}).get("holderIdentity") or "") == was["holderIdentity"]:
+                continue
+            coord.patch_namespaced_lease(name, ns, {"spec": dict(was)})
+            done.append(f"Lease {key} given back to {was['holderIdentity'] or 'nobody'}")
+        return done
+
     def undo(self, api: k8s.ApiClient, timeout: float = 60.0) -> list[str]:
         """Delete what was created (newest first), put every edited node back, wait until namespaces are
         gone; returns what was undone. Each part is tried even if another fails."""
@@ -141,6 +166,7 @@ class Journal:
                 log.warning("could not delete %s %s: %s", ref["kind"], ref["name"], str(e).splitlines()[0])
             if ref["kind"] == "Namespace":
                 gone.append(ref["name"])
+        done += self._give_back_leases(api)
         for name, was in self.nodes.items():
             node = ignore_not_found(read_json, core.read_node, name)
             if node is None:

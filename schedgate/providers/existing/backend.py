@@ -133,9 +133,12 @@ class ExistingBackend:
         for o in objects:
             j.will_create(o["kind"], o["metadata"]["name"], o["metadata"].get("namespace", ""))
         create_objects(self.api, objects)
-        if ignore_not_found(read_json, k8s.CoordinationV1Api(self.api).read_namespaced_lease, lease,
-                            LEASE_NAMESPACE) is None:
+        held = ignore_not_found(read_json, k8s.CoordinationV1Api(self.api).read_namespaced_lease, lease,
+                                LEASE_NAMESPACE)
+        if held is None:
             j.will_create("Lease", lease, LEASE_NAMESPACE)
+        else:
+            j.lease_before_taken(LEASE_NAMESPACE, lease, held.get("spec") or {})
         kubeconfig = self._kubeconfig(identity, api_server)
         effective = config.effective(kubeconfig=str(kubeconfig), lease=lease)
         path = effective.write(self.run.path / f"{lease}.config.yaml")
