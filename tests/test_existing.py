@@ -249,6 +249,7 @@ def test_a_scheduler_already_running_in_the_cluster_is_tested_as_it_runs(target,
     # The user's own deployment of the profile: here a scheduler process of the local cluster.
     theirs = target.start_scheduler(load_scheduler_config(shipped("clusters/profiles/gpu-packing-scheduler.yaml")))
     try:
+        target.wait_lease_taken("gpu-packing-scheduler", not_by=None)  # theirs leads before "before" is taken
         before = snapshot(target.api)
         out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs",
                               "e2e/test_capacity.py", "e2e/scenarios/hard-constraint.scenario.yaml",
