@@ -1,7 +1,7 @@
 """Nothing leaks, proven: a real scenario run stopped by SIGINT, SIGTERM or SIGKILL of pytest, or losing
 etcd, kube-apiserver or the scheduler under test mid-test, leaves no process, run folder or listening port
-— at once for SIGINT, SIGTERM and crashes (2-3 s here; asserted under 15 s of wall time), after the next
-run's reap for SIGKILL.
+— at once for SIGINT, SIGTERM and crashes (asserted under 15 s of wall time), after the next run's reap
+for SIGKILL.
 
 ``SCHEDGATE_LEAK_PROVIDER=kind`` runs the same on kind (outside ``make test``: each run creates a cluster),
 counting the cluster's containers too; there etcd and the API server are static pods their kubelet
@@ -141,9 +141,10 @@ def test_a_run_stopped_by_a_signal_cleans_up_promptly(tmp_path, sig):
     run.p.send_signal(sig)
     took, out = run.finish(timeout=300)
     assert run.p.returncode == 2, out  # pytest's "interrupted"
-    # kind deletes its cluster's containers, which takes longer than stopping processes. Locally it ends in
-    # 2-3 s; the bound is wall time on a shared machine (5.4 s once, under a parallel mutants run), so it
-    # is set to what a stop that waits on anything lost cannot meet: 15 s, beside a 10 s read deadline.
+    # kind deletes its cluster's containers, which takes longer than stopping processes. Locally the bound
+    # was 5 s, and one run under a parallel mutants run took 5.4 s: the bound is wall time on a shared
+    # machine, so it is set to what a stop that waits on anything lost cannot meet: 15 s, beside a 10 s
+    # read deadline.
     assert took < (60 if ON_KIND else 15), f"{sig.name}: the run took {took:.1f}s to end"
     assert run.leftovers() == NOTHING, out
 
