@@ -24,6 +24,8 @@ class PodFactory(Protocol[P]):
 
 HIGH_SPEED_NET = "infra.example.com/high-speed-network"
 MANAGED_BY = "app.kubernetes.io/managed-by"
+# The image of pods no kubelet runs (API-only nodes): never pulled.
+PLACEHOLDER_IMAGE = "schedgate.invalid/placeholder:0"
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,7 @@ class PodBuilder:
     def named(self, name: str) -> PodBuilder:
         return replace(self, name=name)
 
-    def obj(self, image: str = "schedgate.invalid/placeholder:0") -> dict[str, Any]:
+    def obj(self, image: str = PLACEHOLDER_IMAGE) -> dict[str, Any]:
         """The Pod manifest, as a fresh dict."""
         # Extended resources (a domain-qualified name) cannot be overcommitted: limits must equal requests.
         resources = {"requests": dict(self.requests), "limits": {r: q for r, q in self.requests if "/" in r}}

@@ -186,3 +186,9 @@ S = TypeVar("S")
 def distinct(schedulers: Mapping[str, S]) -> list[S]:
     """Each process once: a process serving several profiles appears under each of them."""
     return list({id(s): s for s in schedulers.values()}.values())
+
+
+def forget(schedulers: dict[str, S], scheduler: object) -> None:
+    """Drop ``scheduler`` from a by-profile map, under every profile it served."""
+    for p in [p for p, s in schedulers.items() if s is scheduler]:
+        del schedulers[p]

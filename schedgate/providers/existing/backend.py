@@ -23,7 +23,7 @@ from schedgate.providers.existing.access import SYSTEM_NAMESPACE
 from schedgate.providers.rbac import scheduler_rbac
 from schedgate.runtime.health import free_port
 from schedgate.runtime.procs import Component, RunDir
-from schedgate.runtime.scheduler import Scheduler, SchedulerProcess, distinct
+from schedgate.runtime.scheduler import Scheduler, SchedulerProcess, distinct, forget
 from schedgate.runtime.toolchain import Binaries
 from schedgate.spec.cluster import GPU, NodeSpec
 from schedgate.spec.schedconfig import LEASE_NAMESPACE, SchedulerConfig
@@ -152,9 +152,7 @@ class ExistingBackend:
 
     def stop_scheduler(self, scheduler: Scheduler) -> None:
         scheduler.stop()
-        for p in scheduler.profiles:
-            if self.schedulers.get(p) is scheduler:
-                del self.schedulers[p]
+        forget(self.schedulers, scheduler)
 
     def _kubeconfig(self, identity: str, api_server: str | None) -> Path:
         """The scheduler's own kubeconfig: a bound ServiceAccount token, the cluster's CA, and the API

@@ -35,6 +35,7 @@ from schedgate.cluster.nodes import NodeBackend
 from schedgate.errors import ComponentError, NotHere, SchedgateError
 from schedgate.kube.api import ignore_not_found, read_json
 from schedgate.kube.journal import JOURNAL, MANAGED_BY, Journal
+from schedgate.objects.builders import PLACEHOLDER_IMAGE
 from schedgate.providers.base import (
     ClusterRequest,
     Started,
@@ -63,7 +64,6 @@ from schedgate.spec.schedconfig import LEASE_NAMESPACE
 
 log = logging.getLogger("schedgate")
 RUN_ANNOTATION = "schedgate.io/run"
-PLACEHOLDER_IMAGE = "schedgate.invalid/placeholder:0"  # API-only nodes: nothing runs it
 
 
 class ExistingProvider:

@@ -15,7 +15,7 @@ from schedgate.providers.kind.host import Host
 from schedgate.providers.kind.scheduler import FIRST_PORT, SCHEDULER_NAMESPACE, PodScheduler, StaticScheduler
 from schedgate.providers.rbac import grant
 from schedgate.runtime.procs import Component
-from schedgate.runtime.scheduler import Scheduler
+from schedgate.runtime.scheduler import Scheduler, forget
 from schedgate.spec.schedconfig import SchedulerConfig
 
 
@@ -75,9 +75,7 @@ class KindBackend:
             raise ComponentError(f"scheduler {scheduler.name} was not started by schedgate on kind")
         scheduler.save_log()
         scheduler.remove()
-        for p in scheduler.profiles:
-            if self.schedulers.get(p) is scheduler:
-                del self.schedulers[p]
+        forget(self.schedulers, scheduler)
 
     def restart_apiserver(self) -> float:
         return self.host.restart_apiserver(self.containers[self.control_plane], self.api)

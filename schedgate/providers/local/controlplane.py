@@ -22,7 +22,7 @@ from schedgate.errors import ComponentError
 from schedgate.kube.api import new_client
 from schedgate.runtime.health import free_port, probe, tls_context, wait_ready
 from schedgate.runtime.procs import Proc, RunDir
-from schedgate.runtime.scheduler import Scheduler, SchedulerProcess, distinct
+from schedgate.runtime.scheduler import Scheduler, SchedulerProcess, distinct, forget
 from schedgate.runtime.toolchain import Binaries
 from schedgate.spec.schedconfig import SchedulerConfig, default_scheduler_config
 
@@ -197,9 +197,7 @@ class LocalControlPlane:
 
     def remove_scheduler(self, proc: Scheduler) -> None:
         proc.stop()
-        for profile in proc.profiles:
-            if self.schedulers.get(profile) is proc:
-                del self.schedulers[profile]
+        forget(self.schedulers, proc)
 
     def _pki(self, identities: list[str]) -> None:
         out = subprocess.run([str(self.bins.pki), str(self.pki), *identities], capture_output=True, text=True)

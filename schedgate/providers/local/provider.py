@@ -14,14 +14,13 @@ from pathlib import Path
 from kubernetes import client as k8s
 
 from schedgate.cluster import ApiOnlyNodes, Cluster
+from schedgate.objects.builders import PLACEHOLDER_IMAGE
 from schedgate.providers.base import ClusterRequest, Started, binaries, create_in_steps, write_info
 from schedgate.providers.local.controlplane import LocalControlPlane, under_test_user
 from schedgate.providers.rbac import grant, user_subject
 from schedgate.runtime.procs import Component, RunDir
 from schedgate.runtime.scheduler import Scheduler
 from schedgate.spec.schedconfig import SchedulerConfig
-
-PLACEHOLDER_IMAGE = "schedgate.invalid/placeholder:0"  # never pulled: no kubelet runs these pods
 
 
 @dataclass
