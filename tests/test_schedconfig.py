@@ -9,6 +9,7 @@ import yaml
 
 from schedgate.cli.mutants import header
 from schedgate.errors import DefinitionError
+from schedgate.spec.roles import ROLES
 from schedgate.spec.schedconfig import load_scheduler_config, parse_scheduler_config
 
 ROOT = Path(__file__).parent.parent
@@ -88,15 +89,11 @@ def test_every_mutant_is_a_valid_configuration_with_a_description():
     for m in mutants:
         cfg = load_scheduler_config(m)
         replaces = header(m, "option", "--scheduler-config")
-        assert replaces in ("--scheduler-config", "--hard-extender-config", "--soft-extender-config",
-                            "--slots-scheduler-config", "--tenant-scheduler-config",
-                            "--shared-slots-scheduler-config"), m
         # A mutant keeps the profile names of what it replaces, so the same scenarios run against it.
-        original = {"--scheduler-config": "gpu-packing-scheduler", "--hard-extender-config": "gpu-extender-hard",
-                    "--soft-extender-config": "gpu-extender-soft",
-                    "--slots-scheduler-config": "gpu-network-slots",
-                    "--tenant-scheduler-config": "tenant-scheduler",
-                    "--shared-slots-scheduler-config": "gpu-slots-a"}[replaces]
+        files = {"--scheduler-config": "clusters/profiles/gpu-packing-scheduler.yaml",
+                 **{r.option: r.default for r in ROLES}}
+        assert replaces in files, m
+        original = load_scheduler_config(ROOT / files[replaces]).profile_names[0]
         assert original in cfg.profile_names, m
         assert m.read_text().startswith("# mutant: "), m
 

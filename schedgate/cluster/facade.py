@@ -25,7 +25,7 @@ from schedgate.errors import ComponentError, NotHere
 from schedgate.objects.builders import PodBuilder
 from schedgate.objects.pods import Namespace
 from schedgate.runtime.scheduler import Scheduler, distinct
-from schedgate.spec.cluster import GPU, ClusterDefinition
+from schedgate.spec.cluster import GPU, ClusterDefinition, NodeSpec
 from schedgate.spec.quantity import scaled
 from schedgate.spec.schedconfig import SchedulerConfig
 
@@ -119,7 +119,7 @@ class Cluster:
         The sync node and a provider's own nodes are cordoned: in "0/N nodes are
         available" they count as "node(s) were unschedulable", never as taints or affinity.
         """
-        return len(self.node_names) + 1 + len(self.extra_nodes)
+        return len(self.node_names) + len(self.nodes.added) + 1 + len(self.extra_nodes)
 
     # -- schedulers --------------------------------------------------------
     def start_scheduler(self, config: SchedulerConfig, binary: Path | None = None, *,
@@ -266,6 +266,20 @@ class Cluster:
     def set_gpus(self, node: str, count: int) -> None:
         """Change the node's GPU capacity and allocatable (e.g. a device going offline)."""
         self.nodes.set_gpus(node, count)
+
+    def set_resources(self, node: str, capacity: Mapping[str, str], allocatable: Mapping[str, str]) -> None:
+        """Set the node's capacity and allocatable of the resources named (allocatable defaults to capacity)."""
+        self.nodes.set_resources(node, capacity, allocatable)
+
+    def add_node(self, spec: NodeSpec) -> None:
+        """Create a node the definition does not have (deleted again after the test)."""
+        self.nodes.add(spec)
+
+    def redefine(self, definition: ClusterDefinition) -> None:
+        """Run on another definition's nodes from now on (a scenario file with its own small cluster
+        reuses a control plane and its schedulers instead of starting one)."""
+        self.nodes.redefine(definition)
+        self.definition = definition
 
     def cordon(self, node: str) -> None:
         """Mark the node unschedulable (``kubectl cordon``)."""

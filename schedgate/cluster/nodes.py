@@ -1,31 +1,32 @@
 """Nodes as the definition wants them: edits a test makes, a typed undo log, and the reset before
-the next test, over a :class:`NodeBackend` that knows what kind of node the provider runs.
-
-Two kinds exist: :class:`ApiOnlyNodes` (Node objects whose capacity, allocatable
-and Ready condition schedgate sets; nothing runs on them) and
-:class:`KubeletNodes` (a kubelet owns the status: cpu, memory and pods are the
-machine's, extended resources are advertised as a device plugin would, and a
-deleted Node comes back only if the provider can bring its kubelet back).
+the next test, over a :class:`~schedgate.cluster.node_kinds.NodeBackend` that knows what kind of node
+the provider runs (API-only nodes or kubelets: :mod:`schedgate.cluster.node_kinds`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-from schedgate.errors import ComponentError
+from schedgate.cluster.node_kinds import (
+    ADMISSION_TAINTS,
+    DELETE,
+    MERGE,
+    ApiOnlyNodes,
+    KubeletNodes,
+    NodeBackend,
+    now,
+    ready_condition,
+    wait_allocatable,
+    wait_node_registered,
+)
+from schedgate.errors import ComponentError, NotHere
 from schedgate.kube.api import ignore_not_found, read_json
-from schedgate.kube.watch import MATCH, Check, pending, wait_for_items
 from schedgate.spec.cluster import GPU, ClusterDefinition, NodeSpec, Taint
 
-MERGE = "application/merge-patch+json"
-# Taints the API server adds to a new node until a node-lifecycle controller clears them.
-ADMISSION_TAINTS = frozenset({"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"})
-
-# What ``before_edit`` is told when a node is to be deleted.
-DELETE = "delete it"
+__all__ = ["ADMISSION_TAINTS", "DELETE", "MERGE", "ApiOnlyNodes", "KubeletNodes", "NodeBackend", "Nodes", "Touch",
+           "now", "ready_condition", "wait_allocatable", "wait_node_registered"]
 
 # What an edit touched, so the reset knows what to undo.
 Aspect = Literal["label", "annotation", "taint", "resource", "node"]
@@ -37,160 +38,6 @@ class Touch:
     key: str
 
 
-def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def ready_condition(message: str) -> dict[str, str]:
-    t = now()
-    return {"type": "Ready", "status": "True", "reason": "SchedgateNode", "message": message,
-            "lastHeartbeatTime": t, "lastTransitionTime": t}
-
-
-class NodeBackend(Protocol):
-    """How one provider's nodes are created, advertised and brought back."""
-
-    @property
-    def runs_pods(self) -> bool:
-        """Whether a kubelet runs the pods bound to these nodes (pods can become Ready)."""
-
-    def before_edit(self, node: str, what: str) -> None:
-        """Called before schedgate writes ``node`` (``what``: the edit, for the reason; :data:`DELETE` for a
-        deletion); raises :class:`~schedgate.errors.NotHere` where that node may not be edited."""
-
-    def bring_back(self, spec: NodeSpec) -> bool:
-        """The Node object is gone: create or re-register it; returns whether anything was written."""
-
-    def cleared_taints(self) -> frozenset[str]:
-        """Taints the reset removes besides the definition's own and those a test added."""
-
-    def status_patch(self, spec: NodeSpec, status: Mapping[str, Any], resources: set[str]) -> dict[str, Any]:
-        """The status patch that makes ``resources`` (and readiness) what ``spec`` says."""
-
-    def settle(self, spec: NodeSpec, resources: set[str]) -> None:
-        """Wait until the node shows what the status patch asked for."""
-
-    def set_gpus(self, node: str, count: int) -> None:
-        """Change the node's GPU count (a device going offline or coming back)."""
-
-
-@dataclass
-class _NodeList:
-    """Every node, as a collection ``wait_for_items`` can list and watch."""
-
-    core: Any
-
-    def describe(self) -> str:
-        return "nodes"
-
-    def list_call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
-        return self.core.list_node, (), {}
-
-    def check_health(self) -> None:
-        return None
-
-
-def wait_node_registered(core: Any, name: str, timeout: float = 120.0) -> None:
-    def present(items: list[dict[str, Any]]) -> Check:
-        return MATCH if any(i["metadata"]["name"] == name for i in items) else pending(f"node {name} absent")
-
-    wait_for_items(_NodeList(core), present, f"node {name} registered again", timeout)
-
-
-def wait_allocatable(core: Any, name: str, want: Mapping[str, str], timeout: float = 60.0) -> None:
-    """Wait until the node's allocatable shows ``want`` (a kubelet copies capacity into it)."""
-
-    def shown(items: list[dict[str, Any]]) -> Check:
-        for i in items:
-            if i["metadata"]["name"] == name:
-                have = (i.get("status") or {}).get("allocatable") or {}
-                diff = {r: have.get(r) for r, v in want.items() if have.get(r, "0") != v}
-                return MATCH if not diff else pending(f"allocatable {diff}, want {dict(want)}")
-        return pending(f"node {name} absent")
-
-    wait_for_items(_NodeList(core), shown, f"node {name} allocatable showing {dict(want)}", timeout)
-
-
-def _diff(have: Mapping[str, str], want: Mapping[str, str], resources: set[str]) -> dict[str, str | None]:
-    return {r: want.get(r) for r in resources if have.get(r) != want.get(r)}
-
-
-@dataclass
-class ApiOnlyNodes:
-    """Node objects only: schedgate writes capacity, allocatable and a Ready condition; nothing overwrites them."""
-
-    core: Any
-    runs_pods: bool = False
-
-    def before_edit(self, node: str, what: str) -> None:
-        return None  # schedgate made these nodes: every edit is allowed
-
-    def bring_back(self, spec: NodeSpec) -> bool:
-        body = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": spec.name, "labels": dict(spec.labels)},
-                "spec": {"taints": [t.to_api() for t in spec.taints] or None}}
-        self.core.create_node(body)
-        return True
-
-    def cleared_taints(self) -> frozenset[str]:
-        return ADMISSION_TAINTS
-
-    def status_patch(self, spec: NodeSpec, status: Mapping[str, Any], resources: set[str]) -> dict[str, Any]:
-        patch: dict[str, Any] = {}
-        for section, want in (("capacity", spec.capacity), ("allocatable", spec.allocatable)):
-            diff = _diff(status.get(section) or {}, want, resources)
-            if diff:
-                patch[section] = diff
-        if not _ready(status):
-            patch["conditions"] = [ready_condition("API-only node kept Ready by schedgate")]
-        return patch
-
-    def settle(self, spec: NodeSpec, resources: set[str]) -> None:
-        return None  # the patch is the state: nothing else writes these nodes
-
-    def set_gpus(self, node: str, count: int) -> None:
-        body = {"status": {"capacity": {GPU: str(count)}, "allocatable": {GPU: str(count)}}}
-        self.core.patch_node_status(node, body, _content_type=MERGE)
-
-
-@dataclass
-class KubeletNodes:
-    """Nodes a kubelet owns: only extended resources are advertised (capacity; the kubelet computes
-    allocatable), and a deleted Node is re-registered by ``recreate`` (e.g. restarting its kubelet)."""
-
-    core: Any
-    provider: str
-    recreate: Callable[[str], None] | None = None
-    runs_pods: bool = True
-
-    def before_edit(self, node: str, what: str) -> None:
-        return None  # schedgate made these nodes: every edit is allowed
-
-    def bring_back(self, spec: NodeSpec) -> bool:
-        if self.recreate is None:
-            raise ComponentError(f"node {spec.name} is gone and the {self.provider} provider cannot recreate nodes")
-        self.recreate(spec.name)
-        wait_node_registered(self.core, spec.name)
-        return True
-
-    def cleared_taints(self) -> frozenset[str]:
-        return frozenset()
-
-    def status_patch(self, spec: NodeSpec, status: Mapping[str, Any], resources: set[str]) -> dict[str, Any]:
-        diff = _diff(status.get("capacity") or {}, spec.capacity, {r for r in resources if "/" in r})
-        return {"capacity": diff} if diff else {}
-
-    def settle(self, spec: NodeSpec, resources: set[str]) -> None:
-        extended = {r for r in resources if "/" in r}
-        if extended:
-            wait_allocatable(self.core, spec.name, {r: spec.allocatable.get(r, "0") for r in extended})
-
-    def set_gpus(self, node: str, count: int) -> None:
-        # The kubelet computes allocatable from its own (possibly older) copy of the node: patch capacity
-        # only and wait for its allocatable, proof that it works from the new value.
-        self.core.patch_node_status(node, {"status": {"capacity": {GPU: str(count)}}}, _content_type=MERGE)
-        wait_allocatable(self.core, node, {GPU: str(count)})
-
-
 @dataclass
 class Nodes:
     """The definition's nodes on a running cluster: edits, and the reset that undoes them."""
@@ -199,6 +46,8 @@ class Nodes:
     definition: ClusterDefinition
     backend: NodeBackend
     _touched: dict[str, set[Touch]] = field(default_factory=dict)
+    # Nodes a test added (``add``): deleted by the reset.
+    added: dict[str, NodeSpec] = field(default_factory=dict)
     # An edit the schedulers may not have seen yet (see Cluster.settle).
     unseen: bool = False
 
@@ -240,8 +89,25 @@ class Nodes:
     def set_gpus(self, node: str, count: int) -> None:
         if count < 0:
             raise ValueError(f"GPU count must be >= 0, got {count}")
-        self._touch(node, "resource", GPU)
-        self.backend.set_gpus(node, count)
+        self.set_resources(node, {GPU: str(count)}, {GPU: str(count)})
+
+    def set_resources(self, node: str, capacity: Mapping[str, str], allocatable: Mapping[str, str]) -> None:
+        """Set capacity and allocatable of the resources named (allocatable defaults to the capacity given)."""
+        allocatable = {**capacity, **allocatable}
+        for r in sorted({*capacity, *allocatable}):
+            self._touch(node, "resource", r)
+        self.backend.set_resources(node, capacity, allocatable)
+
+    def add(self, spec: NodeSpec) -> None:
+        """Create a node the definition does not have; the reset deletes it again."""
+        if not self.backend.adds_nodes:
+            raise NotHere(f"node {spec.name} cannot be added: this provider's nodes are kubelets it started")
+        if self.read(spec.name) is not None:
+            raise ComponentError(f"node {spec.name} cannot be added: a node of that name exists")
+        self._touch(spec.name, "node", "added")
+        self.added[spec.name] = spec
+        self.backend.bring_back(spec)
+        self._reconcile(spec, set())
 
     def cordon(self, node: str) -> None:
         self._touch(node, "node", "cordoned")
@@ -255,9 +121,30 @@ class Nodes:
     def reset(self) -> bool:
         """Bring every node back to its definition; returns whether anything changed."""
         changed = False
+        for name in list(self.added):
+            del self.added[name]
+            self._touched.pop(name, None)
+            ignore_not_found(self.core.delete_node, name)
+            changed = True
         for spec in self.definition.nodes():
             changed |= self._reconcile(spec, self._touched.pop(spec.name, set()))
         return changed
+
+    def redefine(self, definition: ClusterDefinition) -> None:
+        """Replace the node set with another definition's: a node whose spec differs is deleted and made
+        anew (nothing of the old one is left on it), then every node is made as defined."""
+        if definition == self.definition:
+            return
+        if not self.backend.adds_nodes:
+            raise NotHere("this provider's nodes are kubelets it started; it cannot replace them")
+        want = {n.name: n for n in definition.nodes()}
+        for spec in self.definition.nodes():
+            if want.get(spec.name) != spec:
+                self._touched.pop(spec.name, None)
+                ignore_not_found(self.core.delete_node, spec.name)
+        self.definition = definition
+        self.unseen = True
+        self.reset()
 
     def _reconcile(self, spec: NodeSpec, touched: set[Touch]) -> bool:
         cur = self.read(spec.name)
@@ -282,8 +169,8 @@ class Nodes:
             patch.setdefault("metadata", {})["annotations"] = stale
         if _taint_set(cur_taints) != _taint_set(want_taints):
             patch["spec"] = {"taints": want_taints or None}
-        if (cur.get("spec") or {}).get("unschedulable"):
-            patch.setdefault("spec", {})["unschedulable"] = None
+        if bool((cur.get("spec") or {}).get("unschedulable")) != spec.unschedulable:
+            patch.setdefault("spec", {})["unschedulable"] = True if spec.unschedulable else None
         if patch:
             self.backend.before_edit(spec.name, f"make it as defined: {sorted(_flat(patch))}")
             self._patch(spec.name, patch)
@@ -309,8 +196,3 @@ def _flat(patch: Mapping[str, Any], prefix: str = "") -> list[str]:
 
 def _taint_set(taints: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
     return {(t.get("key", ""), t.get("value") or "", t.get("effect", "")) for t in taints}
-
-
-def _ready(status: Mapping[str, Any]) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])
-

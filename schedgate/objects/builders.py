@@ -9,10 +9,13 @@ Every builder method returns a new builder; nothing is shared or mutated.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
 from schedgate.spec.cluster import GPU
+from schedgate.spec.manifest import merged
+from schedgate.spec.validate import HUGEPAGES
 
 P = TypeVar("P", covariant=True)
 
@@ -39,6 +42,8 @@ class PodBuilder:
     annotations: tuple[tuple[str, str], ...] = ()
     node_name: str | None = None
     priority_class: str | None = None
+    # A Pod manifest fragment merged over what the fields above make (see spec.manifest.merged).
+    fragment: Mapping[str, Any] | None = None
 
     def scheduler(self, name: str) -> PodBuilder:
         return replace(self, scheduler_name=name)
@@ -90,10 +95,20 @@ class PodBuilder:
     def named(self, name: str) -> PodBuilder:
         return replace(self, name=name)
 
+    def no_requests(self) -> PodBuilder:
+        """No requests at all (a best-effort pod unless something else asks for resources)."""
+        return replace(self, requests=())
+
+    def manifest(self, fragment: Mapping[str, Any]) -> PodBuilder:
+        """Merge a Pod manifest fragment (``metadata``, ``spec``) over this pod: any PodSpec field.
+        A container without an image gets the placeholder (or the host's) image."""
+        return replace(self, fragment=merged(self.fragment or {}, fragment))
+
     def obj(self, image: str = PLACEHOLDER_IMAGE) -> dict[str, Any]:
         """The Pod manifest, as a fresh dict."""
         # Extended resources (a domain-qualified name) cannot be overcommitted: limits must equal requests.
-        resources = {"requests": dict(self.requests), "limits": {r: q for r, q in self.requests if "/" in r}}
+        resources = {"requests": dict(self.requests),
+                     "limits": {r: q for r, q in self.requests if "/" in r or r.startswith(HUGEPAGES)}}
         spec: dict[str, Any] = {
             "schedulerName": self.scheduler_name,
             "automountServiceAccountToken": False,
@@ -116,7 +131,13 @@ class PodBuilder:
         meta: dict[str, Any] = {"name": self.name, "labels": labels}
         if self.annotations:
             meta["annotations"] = dict(self.annotations)
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+        pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+        if self.fragment:
+            pod = merged(pod, self.fragment)
+            for key in ("containers", "initContainers"):
+                for c in pod["spec"].get(key) or []:
+                    c.setdefault("image", image)
+        return pod
 
     def create(self, ns: PodFactory[P]) -> P:
         """Create the pod in ``ns``; returns its live handle."""

@@ -94,6 +94,40 @@ def scheduling_error(message: str | None = None) -> Matcher:
     return _failed_with("SchedulerError", "Unschedulable", message)
 
 
+def scheduling_gated() -> Matcher:
+    """Held by its scheduling gates: ``PodScheduled=False`` reason ``SchedulingGated``, not bound."""
+
+    def check(pod: dict[str, Any]) -> Check:
+        if (pod.get("spec") or {}).get("nodeName"):
+            return fail(f"bound to {pod['spec']['nodeName']!r}; expected it held by its scheduling gates")
+        cond = pod_condition(pod)
+        if cond and cond.get("status") == "False" and cond.get("reason") == "SchedulingGated":
+            return MATCH
+        if cond and cond.get("status") == "False" and cond.get("reason") in ("Unschedulable", "SchedulerError"):
+            return fail(f"a scheduler tried it ({cond.get('reason')}: {cond.get('message')!r}); expected it gated")
+        return pending()
+
+    return FnMatcher("PodScheduled=False reason=SchedulingGated", check)
+
+
+def nominated(nodes: Iterable[str]) -> Matcher:
+    """``status.nominatedNodeName`` is one of ``nodes`` (preemption chose it). Bound elsewhere fails."""
+    allowed = frozenset(nodes)
+
+    def check(pod: dict[str, Any]) -> Check:
+        bound_to = (pod.get("spec") or {}).get("nodeName")
+        if bound_to and bound_to not in allowed:
+            return fail(f"bound to {bound_to!r}; expected nominated to one of {sorted(allowed)}")
+        got = (pod.get("status") or {}).get("nominatedNodeName")
+        if got in allowed:
+            return MATCH
+        if got:
+            return fail(f"nominated to {got!r}; expected one of {sorted(allowed)}")
+        return pending("no nominatedNodeName" + (f" (bound to {bound_to!r})" if bound_to else ""))
+
+    return FnMatcher(f"nominated to one of {sorted(allowed)}", check)
+
+
 def gone() -> Matcher:
     """The object no longer exists (the wait sees ``None``)."""
     return FnMatcher("deleted", lambda obj: pending("still exists"), on_missing=MATCH)

@@ -34,7 +34,7 @@ class ScenarioFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         cli = self.config.getoption("scheduler_config")
         override = request_from(self.config).scheduler_config if cli else None
-        scenario = load_scenario(self.path, override)
+        scenario = load_scenario(self.path, override, lambda name: role_config(self.config, name))
         item = ScenarioItem.from_parent(self, name=scenario.name, callobj=_run)
         item.scenario = scenario
         yield item
@@ -69,26 +69,42 @@ def collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector 
 
 @dataclass
 class ExtraClusters:
-    """Clusters for scenario files whose cluster or scheduler differs from the session's."""
+    """Clusters for scenario files whose cluster or scheduler differs from the session's.
+
+    One cluster per scheduler configuration: a file with its own small cluster definition gets that
+    cluster's nodes replaced by its own (the control plane and schedulers stay), so one more such file
+    costs its nodes, not a control-plane start. A provider whose nodes are kubelets it started cannot
+    replace them: there a cluster is started per definition, and the previous one stopped first."""
 
     base: ClusterRequest
     started: dict[str, Started] = field(default_factory=dict)
 
     def get(self, scenario: Scenario) -> Cluster:
         config = scenario.scheduler or self.base.scheduler_config
-        key = repr((scenario.definition.name, scenario.definition.pools)) + json.dumps(config.doc, sort_keys=True)
-        if key not in self.started:
-            if not provider(self.base.provider).makes_clusters:
-                pytest.skip(f"schedgate: the {self.base.provider} provider runs in one cluster as it is; "
-                            f"{scenario.source} needs another cluster definition or scheduler profile")
-            req = replace(self.base, definition=scenario.definition, scheduler_config=config, keep=False)
-            try:
-                self.started[key] = start_cluster(req)
-            except SchedgateError as e:
-                pytest.fail(f"schedgate: cluster for {scenario.source}: {e}", pytrace=False)
-        c = self.started[key].cluster
+        by_config = json.dumps(config.doc, sort_keys=True)
+        key = by_config + repr(scenario.definition)
+        started = self.started.get(by_config)
+        if started is not None:  # nodes this provider can replace
+            started.cluster.redefine(scenario.definition)
+        else:
+            started = self.started.get(key) or self._start(scenario, config, key)
+        c = started.cluster
         c.catch_up()
         return c
+
+    def _start(self, scenario: Scenario, config: SchedulerConfig, key: str) -> Started:
+        if not provider(self.base.provider).makes_clusters:
+            pytest.skip(f"schedgate: the {self.base.provider} provider runs in one cluster as it is; "
+                        f"{scenario.source} needs another cluster definition or scheduler profile")
+        self.close()  # at most one extra cluster at a time
+        req = replace(self.base, definition=scenario.definition, scheduler_config=config, keep=False)
+        try:
+            started = start_cluster(req)
+        except SchedgateError as e:
+            pytest.fail(f"schedgate: cluster for {scenario.source}: {e}", pytrace=False)
+        by_config = json.dumps(config.doc, sort_keys=True)
+        self.started[by_config if started.cluster.nodes.backend.adds_nodes else key] = started
+        return started
 
     def close(self) -> None:
         for s in self.started.values():
@@ -106,8 +122,8 @@ def schedgate_extra_clusters(pytestconfig: pytest.Config) -> Iterator[ExtraClust
 
 
 def _same(scenario: Scenario, req: ClusterRequest) -> bool:
-    same_nodes = (scenario.definition.name, scenario.definition.pools) == (req.definition.name, req.definition.pools)
-    return same_nodes and (scenario.scheduler is None or scenario.scheduler.doc == req.scheduler_config.doc)
+    return scenario.definition == req.definition and (
+        scenario.scheduler is None or scenario.scheduler.doc == req.scheduler_config.doc)
 
 
 @pytest.fixture

@@ -30,14 +30,16 @@ from typing import Any, TypeVar
 
 import schedgate.scenarios.control_steps
 import schedgate.scenarios.node_steps
-import schedgate.scenarios.outcomes  # noqa: F401  (these three register their steps)
+import schedgate.scenarios.object_steps
+import schedgate.scenarios.outcomes  # noqa: F401  (these four register their steps)
 from schedgate.errors import DefinitionError
 from schedgate.scenarios.parse import TEMPLATE_FIELDS, Parser
 from schedgate.scenarios.run import Action
 from schedgate.scenarios.steps import STEPS
 from schedgate.spec.cluster import API_VERSION, ClusterDefinition, load_definition, parse_definition
+from schedgate.spec.roles import SCENARIO_ROLES, role
 from schedgate.spec.schedconfig import SchedulerConfig, load_scheduler_config, parse_scheduler_config
-from schedgate.spec.shipped import resolve_user_path
+from schedgate.spec.shipped import resolve_user_path, shipped
 from schedgate.spec.validate import Validator, kind_of
 from schedgate.spec.yamlfile import read_yaml
 
@@ -74,8 +76,13 @@ class Scenario:
     pods: tuple[str, ...] = field(default=())  # every pod name a step creates, in order
 
 
-def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None = None) -> Scenario:
-    """Read and validate a scenario file; a problem raises DefinitionError naming file, field and line."""
+def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None = None,
+                  role_config: Callable[[str], SchedulerConfig] | None = None) -> Scenario:
+    """Read and validate a scenario file; a problem raises DefinitionError naming file, field and line.
+
+    ``scheduler:`` is a file, an inline configuration, or a role's name (``conformance``): a role's file
+    is ``role_config(name)`` (default: the shipped one), and ``scheduler_override`` (``--scheduler-config``,
+    the profile under test) replaces files and inline configurations, never a role's."""
     p = Path(path)
     doc, lines = read_yaml(p, "scenario")
     v = Validator(str(p), lines)
@@ -92,7 +99,9 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
     definition = _file_or_inline(v, p, m["cluster"], "cluster", "an inline cluster definition", load_definition,
                                  lambda d, src: parse_definition(d, source=src))
     scheduler = scheduler_override
-    if scheduler is None and m.get("scheduler") is not None:
+    if m.get("scheduler") in SCENARIO_ROLES:
+        scheduler = (role_config or _shipped_role)(m["scheduler"])
+    elif scheduler is None and m.get("scheduler") is not None:
         scheduler = _file_or_inline(v, p, m["scheduler"], "scheduler", "an inline configuration",
                                     load_scheduler_config, lambda d, src: parse_scheduler_config(d, source=src))
     parser = Parser(path=p, v=v, definition=definition, load_config=load_scheduler_config)
@@ -100,12 +109,17 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
         v.dns_label(t, f"templates.{t}")
         v.mapping(body, f"templates.{t}", allowed=TEMPLATE_FIELDS)
         parser.templates[t] = parser.template(body, f"templates.{t}")
+        parser.check_pod(parser.templates[t], f"templates.{t}")
     raw_steps = m["steps"]
     if not isinstance(raw_steps, list) or not raw_steps:
         v.fail("steps", f"must be a non-empty list of steps, got {kind_of(raw_steps)}")
     steps = tuple(_step(parser, s, i) for i, s in enumerate(raw_steps))
     return Scenario(name=name, description=description.strip(), source=str(p), definition=definition,
                     scheduler=scheduler, steps=steps, pods=tuple(parser.created))
+
+
+def _shipped_role(name: str) -> SchedulerConfig:
+    return load_scheduler_config(shipped(role(name).default))
 
 
 def _step(p: Parser, raw: Any, i: int) -> Step:
@@ -146,5 +160,7 @@ def referenced_files(path: str | Path) -> tuple[Path | None, Path | None]:
     refs: list[Path | None] = []
     for key in ("cluster", "scheduler"):
         value = doc.get(key) if isinstance(doc, dict) else None
+        if key == "scheduler" and value in SCENARIO_ROLES:
+            value = shipped(role(value).default)
         refs.append(resolve_user_path(value, p.parent).resolve() if isinstance(value, str) else None)
     return refs[0], refs[1]

@@ -14,7 +14,7 @@ from typing import Any, Protocol, Self, TypeVar
 
 from schedgate.kube.watch import Matcher
 from schedgate.objects.events import summarize
-from schedgate.objects.matchers import gone, scheduled_on, scheduling_error, unschedulable
+from schedgate.objects.matchers import gone, nominated, scheduled_on, scheduling_error, scheduling_gated, unschedulable
 from schedgate.objects.metrics import MetricsSnapshot
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
@@ -166,6 +166,35 @@ class Gone:
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         r.each(pods, gone(), timeout)
+
+
+@outcome("schedulingGated")
+@dataclass(frozen=True)
+class SchedulingGated:
+    """Held by scheduling gates (reason SchedulingGated); a scheduler's verdict fails at once."""
+
+    @classmethod
+    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> SchedulingGated:
+        _true(p, body, w)
+        return cls()
+
+    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
+        r.each(pods, scheduling_gated(), timeout)
+
+
+@outcome("nominatedNode")
+@dataclass(frozen=True)
+class NominatedNode:
+    """``status.nominatedNodeName`` inside the node set (preemption picked it and waits for victims)."""
+
+    nodes: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> NominatedNode:
+        return cls(nodes=tuple(p.node_set(body, w)))
+
+    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
+        r.each(pods, nominated(self.nodes), timeout)
 
 
 @outcome("untouched")

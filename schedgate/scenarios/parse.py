@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from schedgate.objects.builders import PodBuilder, make_pod
-from schedgate.spec.cluster import ClusterDefinition
+from schedgate.spec.cluster import ClusterDefinition, NodeSpec
+from schedgate.spec.manifest import check_manifest, merged, pod_fragment
 from schedgate.spec.schedconfig import SchedulerConfig
 from schedgate.spec.shipped import resolve_user_path
 from schedgate.spec.validate import MAX_SECONDS, Validator, kind_of
@@ -36,16 +37,19 @@ class Template:
     annotations: tuple[tuple[str, str], ...] = ()
     node: str | None = None
     priority_class: str | None = None
+    pod: dict[str, Any] | None = None  # a Pod manifest fragment, merged over the rest
 
     def merged(self, other: Template) -> Template:
         """``other``'s fields over this one's (a step's own fields over its template's)."""
         changes = {k: v for k, v in other.__dict__.items() if v not in (None, ())}
         if other.requests:
             changes["requests"] = tuple({**dict(self.requests), **dict(other.requests)}.items())
+        if other.pod and self.pod:
+            changes["pod"] = merged(self.pod, other.pod)
         return replace(self, **changes)
 
     def builder(self, name: str) -> PodBuilder:
-        b = make_pod(name)
+        b = make_pod(name).no_requests()  # a file's pod asks for what it says, nothing hidden
         if self.gpus is not None:
             b = b.gpus(self.gpus)
         for r, q in self.requests:
@@ -58,6 +62,8 @@ class Template:
             b = b.forbid_label(key)
         for key, value, effect in self.tolerations:
             b = b.tolerate(key, value, effect)
+        if self.pod:
+            b = b.manifest(self.pod)
         for k, v in self.labels:
             b = b.label(k, v)
         for k, v in self.annotations:
@@ -70,7 +76,7 @@ class Template:
 
 
 TEMPLATE_FIELDS = ("gpus", "cpu", "memory", "requests", "scheduler", "requireLabels", "forbidLabels",
-                   "tolerations", "labels", "annotations", "node", "priorityClass")
+                   "tolerations", "labels", "annotations", "node", "priorityClass", "pod")
 
 
 @dataclass
@@ -84,6 +90,8 @@ class Parser:
     created: list[str] = field(default_factory=list)
     templates: dict[str, Template] = field(default_factory=dict)
     _created: set[str] = field(default_factory=set)  # the same names, for look-ups
+    added: dict[str, NodeSpec] = field(default_factory=dict)  # nodes addNodes steps create, in order
+    applied: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, name) -> apiVersion, by apply
 
     def referenced(self, value: str) -> Path:
         """A file named relative to the scenario's folder, else to schedgate's shipped files."""
@@ -93,9 +101,14 @@ class Parser:
         return self.v.number(m.get("timeout", DEFAULT_TIMEOUT), f"{w}.timeout", minimum=0.1, maximum=MAX_SECONDS)
 
     @cached_property
-    def node_names(self) -> dict[str, None]:
+    def defined_nodes(self) -> dict[str, None]:
         """Every node's name in definition order, made once: a file may name nodes thousands of times."""
         return dict.fromkeys(n.name for n in self.definition.nodes())
+
+    @property
+    def node_names(self) -> dict[str, None]:
+        """The definition's nodes, then those earlier ``addNodes`` steps create."""
+        return {**self.defined_nodes, **dict.fromkeys(self.added)} if self.added else self.defined_nodes
 
     @cached_property
     def pools(self) -> dict[str, list[str]]:
@@ -146,6 +159,11 @@ class Parser:
     def config(self, name: str) -> SchedulerConfig:
         return self.load_config(self.referenced(name))
 
+    def check_pod(self, template: Template, where: str) -> None:
+        """The pod ``template`` makes must be one the pinned API accepts (a ``pod:`` fragment can be wrong)."""
+        if template.pod is not None:
+            check_manifest(self.v, template.builder("pod").obj(), f"{where}.pod")
+
     def template(self, raw: Any, where: str) -> Template:
         """The shorthand pod fields of a template or a ``createPods`` step."""
         v = self.v
@@ -179,7 +197,8 @@ class Parser:
             annotations=tuple((a, str(x)) for a, x in v.mapping(m["annotations"], f"{where}.annotations").items())
             if "annotations" in m else (),
             node=node if "node" in m else None,
-            priority_class=v.dns_label(m["priorityClass"], f"{where}.priorityClass") if "priorityClass" in m else None)
+            priority_class=v.dns_label(m["priorityClass"], f"{where}.priorityClass") if "priorityClass" in m else None,
+            pod=pod_fragment(v, m["pod"], f"{where}.pod") if "pod" in m else None)
 
     def _tolerations(self, raw: Any, w: str) -> tuple[tuple[str, str, str], ...]:
         v = self.v
@@ -187,7 +206,9 @@ class Parser:
             v.fail(w, f"must be a list, got {kind_of(raw)}")
         out = []
         for i, t in enumerate(raw):
-            tm = v.mapping(t, f"{w}[{i}]", required=("key",), allowed=("key", "value", "effect"))
-            v.label_key(str(tm["key"]), f"{w}[{i}].key")
-            out.append((str(tm["key"]), str(tm.get("value") or ""), str(tm.get("effect") or "NoSchedule")))
+            tw = f"{w}[{i}]"
+            tm = v.mapping(t, tw, required=("key",), allowed=("key", "value", "effect"))
+            v.label_key(str(tm["key"]), f"{tw}.key")
+            effect = v.taint_effect(tm["effect"], f"{tw}.effect") if tm.get("effect") is not None else "NoSchedule"
+            out.append((str(tm["key"]), str(tm.get("value") or ""), effect))
         return tuple(out)

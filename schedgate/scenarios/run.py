@@ -14,6 +14,7 @@ from typing import Protocol
 
 from schedgate.cluster import Cluster
 from schedgate.faults.extender import Extender
+from schedgate.kube.objects import Objects
 from schedgate.kube.watch import Matcher, wait_for
 from schedgate.objects.pods import Namespace, Pod
 from schedgate.report.figures import Report
@@ -57,10 +58,20 @@ class Run:
     pods: dict[str, Pod] = field(default_factory=dict)
     extender: Extender | None = None
     transcript: list[str] = field(default_factory=list)
+    _objects: Objects | None = None
+
+    @property
+    def objects(self) -> Objects:
+        """Objects ``apply`` steps create (namespaced ones in the run's namespace), deleted at the end."""
+        if self._objects is None:
+            self._objects = Objects(self.cluster.api, self.ns.name)
+        return self._objects
 
     def close(self) -> None:
         if self.extender is not None:
             self.extender.down()
+        if self._objects is not None:
+            self._objects.clean_up()
 
     def run(self) -> None:
         started = time.monotonic()

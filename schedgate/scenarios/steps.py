@@ -58,6 +58,7 @@ class CreatePods:
                 v.fail(f"{w}.template", f"unknown template {t!r} (templates: {', '.join(p.templates) or 'none'})")
             base = p.templates[t]
         template = base.merged(p.template(m, w))
+        p.check_pod(template, w)
         name = v.dns_label(m["name"], f"{w}.name")
         count = v.whole(m.get("count", 1), f"{w}.count", minimum=1, maximum=MAX_PODS)
         names = [name] if count == 1 else [f"{name}-{n}" for n in range(1, count + 1)]

@@ -11,6 +11,11 @@ A definition lives in ``clusters/*.yaml``::
         labels: {infra.example.com/high-speed-network: "true"}
         taints: [{key: dedicated, value: training, effect: NoSchedule}]
         capacity: {cpu: "64", memory: 512Gi, pods: 110, nvidia.com/gpu: 8}
+    nodes:                            # nodes by exact name, beside (or instead of) pools
+      - name: node-a.rack-1
+        labels: {topology.kubernetes.io/zone: a}
+        capacity: {cpu: "4", memory: 8Gi, pods: 110, hugepages-2Mi: 1Gi, example.com/foo: 2}
+        unschedulable: true
 
 Loading validates every field and reports the first problem as
 ``FILE: FIELD: PROBLEM`` (see :class:`schedgate.errors.DefinitionError`).
@@ -18,13 +23,14 @@ Loading validates every field and reports the first problem as
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from schedgate.spec.validate import LABEL_VALUE, Validator, kind_of
+from schedgate.spec.validate import LABEL_VALUE, Validator, kind_of, short
 from schedgate.spec.yamlfile import read_yaml
 
 API_VERSION = "schedgate.io/v1alpha1"
@@ -32,6 +38,9 @@ GPU = "nvidia.com/gpu"
 
 _REQUIRED_CAPACITY = ("cpu", "memory", "pods")
 MAX_NODES = 1000
+# A node's name: a DNS subdomain, what the API accepts.
+_NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+HOSTNAME = "kubernetes.io/hostname"
 
 
 @dataclass(frozen=True)
@@ -57,6 +66,7 @@ class NodeSpec:
     taints: tuple[Taint, ...]
     capacity: Mapping[str, str]
     allocatable: Mapping[str, str]
+    unschedulable: bool = False
 
     @property
     def gpus(self) -> int:
@@ -81,13 +91,17 @@ class ClusterDefinition:
     name: str
     pools: tuple[Pool, ...]
     source: str = field(default="<memory>", compare=False)
+    named: tuple[NodeSpec, ...] = ()  # the ``nodes:`` list: nodes by exact name, after the pools' nodes
 
     def nodes(self) -> list[NodeSpec]:
+        return [*self._pool_nodes(), *self.named]
+
+    def _pool_nodes(self) -> list[NodeSpec]:
         return [
             NodeSpec(
                 name=n,
                 pool=p.name,
-                labels={"kubernetes.io/hostname": n, **p.labels},
+                labels={HOSTNAME: n, **p.labels},
                 taints=p.taints,
                 capacity=p.capacity,
                 allocatable=p.allocatable,
@@ -118,16 +132,18 @@ def load_definition(path: str | Path) -> ClusterDefinition:
 
 def parse_definition(doc: Any, source: str = "<memory>") -> ClusterDefinition:
     v = Validator(source)
-    top = v.mapping(doc, "", required=("apiVersion", "kind", "name", "pools"),
-                    allowed=("apiVersion", "kind", "name", "pools"))
+    top = v.mapping(doc, "", required=("apiVersion", "kind", "name"),
+                    allowed=("apiVersion", "kind", "name", "pools", "nodes"))
     if top["apiVersion"] != API_VERSION:
         v.fail("apiVersion", f"must be {API_VERSION}, got {top['apiVersion']!r}")
     if top["kind"] != "Cluster":
         v.fail("kind", f"must be Cluster, got {top['kind']!r}")
     name = v.dns_label(top["name"], "name")
-    raw_pools = top["pools"]
-    if not isinstance(raw_pools, list) or not raw_pools:
-        v.fail("pools", "must be a non-empty list of node pools")
+    if not top.get("pools") and not top.get("nodes"):
+        v.fail("pools", "a cluster needs nodes: a non-empty list of 'pools', of 'nodes' by name, or both")
+    raw_pools = top.get("pools") or []
+    if not isinstance(raw_pools, list):
+        v.fail("pools", f"must be a list of node pools, got {kind_of(raw_pools)}")
     pools: list[Pool] = []
     seen: set[str] = set()
     total = 0
@@ -138,13 +154,60 @@ def parse_definition(doc: Any, source: str = "<memory>") -> ClusterDefinition:
         seen.add(pool.name)
         total += pool.count
         pools.append(pool)
-    if total > MAX_NODES:
-        v.fail("pools", f"{total} nodes in all; at most {MAX_NODES}")
+    raw_nodes = top.get("nodes") or []
+    if not isinstance(raw_nodes, list):
+        v.fail("nodes", f"must be a list of nodes, got {kind_of(raw_nodes)}")
+    if total + len(raw_nodes) > MAX_NODES:
+        v.fail("nodes" if raw_nodes else "pools", f"{total + len(raw_nodes)} nodes in all; at most {MAX_NODES}")
     counts = Counter(n for p in pools for n in p.node_names())
     dupes = sorted(n for n, c in counts.items() if c > 1)
     if dupes:
         v.fail("pools", f"node name {dupes[0]!r} comes out of two pools; rename one pool")
-    return ClusterDefinition(name=name, pools=tuple(pools), source=source)
+    named: list[NodeSpec] = []
+    for i, raw in enumerate(raw_nodes):
+        node = parse_node(v, raw, f"nodes[{i}]")
+        if node.name in counts or any(n.name == node.name for n in named):
+            v.fail(f"nodes[{i}].name", f"node {node.name!r} is defined twice")
+        if node.name in seen:
+            v.fail(f"nodes[{i}].name", f"node {node.name!r} has the name of a pool; node and pool names "
+                                       "share one namespace in scenario files")
+        named.append(node)
+    return ClusterDefinition(name=name, pools=tuple(pools), source=source, named=tuple(named))
+
+
+NODE_FIELDS = ("name", "labels", "taints", "capacity", "allocatable", "unschedulable")
+
+
+def parse_node(v: Validator, raw: Any, where: str) -> NodeSpec:
+    """One node by exact name (a cluster definition's ``nodes:`` entry, or an ``addNodes`` step's)."""
+    m = v.mapping(raw, where, required=("name", "capacity"), allowed=NODE_FIELDS)
+    name = m["name"]
+    if not isinstance(name, str) or not _NODE_NAME.match(name):
+        v.fail(f"{where}.name", "must be a node name (lowercase letters, digits, '-' and '.', at most 253), "
+                                f"got {short(name)}")
+    labels = v.labels(m.get("labels") or {}, f"{where}.labels")
+    if HOSTNAME not in labels and len(name) <= 63:  # as a kubelet labels its node (a label value is <= 63)
+        labels = {HOSTNAME: name, **labels}
+    capacity, allocatable = _resources(v, m, where)
+    unschedulable = v.flag(m["unschedulable"], f"{where}.unschedulable") if "unschedulable" in m else False
+    return NodeSpec(name=name, pool=name, labels=labels,
+                    taints=_taints(v, m.get("taints") or [], f"{where}.taints"), capacity=capacity,
+                    allocatable=allocatable, unschedulable=unschedulable)
+
+
+def _resources(v: Validator, m: dict[str, Any], where: str) -> tuple[dict[str, str], dict[str, str]]:
+    """``capacity`` (cpu, memory and pods required) and ``allocatable`` (each a capacity's resource)."""
+    capacity = v.resources(m["capacity"], f"{where}.capacity")
+    for r in _REQUIRED_CAPACITY:
+        if r not in capacity:
+            v.fail(f"{where}.capacity.{r}", "required field is missing")
+    allocatable = dict(capacity)
+    if m.get("allocatable") is not None:
+        allocatable.update(v.resources(m["allocatable"], f"{where}.allocatable"))
+        for r in allocatable:
+            if r not in capacity:
+                v.fail(f"{where}.allocatable.{r}", "has no matching capacity")
+    return capacity, allocatable
 
 
 
@@ -158,16 +221,7 @@ def _pool(v: Validator, raw: Any, where: str) -> Pool:
         v.fail(f"{where}.count", f"must be a whole number from 1 to {MAX_NODES}, got {str(count)[:40]}")
     labels = v.labels(m.get("labels") or {}, f"{where}.labels")
     taints = _taints(v, m.get("taints") or [], f"{where}.taints")
-    capacity = v.resources(m["capacity"], f"{where}.capacity")
-    for r in _REQUIRED_CAPACITY:
-        if r not in capacity:
-            v.fail(f"{where}.capacity.{r}", "required field is missing")
-    allocatable = dict(capacity)
-    if m.get("allocatable") is not None:
-        allocatable.update(v.resources(m["allocatable"], f"{where}.allocatable"))
-        for r in allocatable:
-            if r not in capacity:
-                v.fail(f"{where}.allocatable.{r}", "has no matching capacity")
+    capacity, allocatable = _resources(v, m, where)
     return Pool(name=name, count=count, labels=labels, taints=taints, capacity=capacity, allocatable=allocatable)
 
 

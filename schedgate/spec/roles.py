@@ -35,6 +35,8 @@ ROLES: tuple[Role, ...] = (
          "scheduler configuration whose extender is a hard filter (profile gpu-extender-hard)"),
     Role("extender-soft", "--soft-extender-config", "clusters/profiles/extender-soft.yaml",
          "scheduler configuration whose extender is a soft dependency (profile gpu-extender-soft)"),
+    Role("conformance", "--conformance-scheduler-config", "clusters/profiles/conformance.yaml",
+         "upstream's default plugins under profile conformance-scheduler: what e2e/conformance/ runs against"),
 )
 BY_NAME = {r.name: r for r in ROLES}
 SCENARIO_ROLES = tuple(r.name for r in ROLES if r.in_scenarios)

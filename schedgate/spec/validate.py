@@ -17,8 +17,10 @@ _LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$")
 LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-# Resources a node or pod may name without a domain; everything else is an extended resource (a/b).
+# Resources a node or pod may name without a domain (and ``hugepages-<page size>``); everything else is
+# an extended resource (a/b) — what the API's resource-name validation accepts.
 NATIVE_RESOURCES = ("cpu", "memory", "pods", "ephemeral-storage")
+HUGEPAGES = "hugepages-"
 MAX_SECONDS = 3600.0     # any timeout or latency
 MAX_WHOLE = 1_000_000    # any other count (GPUs, slots)
 
@@ -36,6 +38,21 @@ def short(value: Any) -> str:
     """``repr(value)``, cut to 40 characters: a hostile value never floods the one line."""
     text = repr(value)
     return text if len(text) <= 40 else f"{text[:37]}..."
+
+
+def is_resource_name(name: str) -> bool:
+    """A resource name the API accepts on a node or in a container's requests."""
+    if name in NATIVE_RESOURCES:
+        return True
+    if name.startswith(HUGEPAGES):
+        try:
+            quantity_value(name[len(HUGEPAGES):])
+        except ValueError:
+            return False
+        return True
+    prefix, slash, rest = name.partition("/")
+    return bool(slash) and bool(_DNS_SUBDOMAIN.match(prefix)) and bool(_LABEL_NAME.match(rest)) \
+        and len(prefix) <= 253 and len(rest) <= 63
 
 
 class Validator:
@@ -148,8 +165,9 @@ class Validator:
         out: dict[str, str] = {}
         for k, val in m.items():
             rw = f"{where}.{k}"
-            if k not in NATIVE_RESOURCES and "/" not in k:
-                self.fail(rw, "unknown resource; extended resources need a domain, e.g. nvidia.com/gpu")
+            if not is_resource_name(k):
+                self.fail(rw, "unknown resource; the names without a domain are "
+                              f"{', '.join(NATIVE_RESOURCES)}, hugepages-<size>; others need one, e.g. nvidia.com/gpu")
             if isinstance(val, bool) or val is None:
                 self.fail(rw, f"must be a quantity, got {short(val)}")
             if isinstance(val, (int, float)) and val < 0:

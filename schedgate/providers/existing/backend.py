@@ -49,6 +49,10 @@ class ExistingNodes:
     def runs_pods(self) -> bool:
         return any(k.runs_pods for k in self.kinds.values())
 
+    @property
+    def adds_nodes(self) -> bool:
+        return False  # schedgate adds no node to a cluster it did not make
+
     def _kind(self, node: str) -> NodeBackend:
         try:
             return self.kinds[node]
@@ -84,9 +88,10 @@ class ExistingNodes:
     def settle(self, spec: NodeSpec, resources: set[str]) -> None:
         self._kind(spec.name).settle(spec, resources)
 
-    def set_gpus(self, node: str, count: int) -> None:
-        self._gpus_may_change(node)
-        self._kind(node).set_gpus(node, count)
+    def set_resources(self, node: str, capacity: Mapping[str, str], allocatable: Mapping[str, str]) -> None:
+        if GPU in capacity or GPU in allocatable:
+            self._gpus_may_change(node)
+        self._kind(node).set_resources(node, capacity, allocatable)
 
 
 @dataclass

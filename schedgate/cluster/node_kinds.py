@@ -1,0 +1,195 @@
+"""The two kinds of node a provider runs, behind one protocol (:class:`NodeBackend`):
+:class:`ApiOnlyNodes` (Node objects whose capacity, allocatable and Ready condition schedgate sets;
+nothing runs on them) and :class:`KubeletNodes` (a kubelet owns the status: cpu, memory and pods are
+the machine's, extended resources are advertised as a device plugin would, and a deleted Node comes
+back only if the provider can bring its kubelet back)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from schedgate.errors import ComponentError, NotHere
+from schedgate.kube.watch import MATCH, Check, pending, wait_for_items
+from schedgate.spec.cluster import NodeSpec
+
+MERGE = "application/merge-patch+json"
+# Taints the API server adds to a new node until a node-lifecycle controller clears them.
+ADMISSION_TAINTS = frozenset({"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"})
+
+# What ``before_edit`` is told when a node is to be deleted.
+DELETE = "delete it"
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def ready_condition(message: str) -> dict[str, str]:
+    t = now()
+    return {"type": "Ready", "status": "True", "reason": "SchedgateNode", "message": message,
+            "lastHeartbeatTime": t, "lastTransitionTime": t}
+
+
+class NodeBackend(Protocol):
+    """How one provider's nodes are created, advertised and brought back."""
+
+    @property
+    def runs_pods(self) -> bool:
+        """Whether a kubelet runs the pods bound to these nodes (pods can become Ready)."""
+
+    def before_edit(self, node: str, what: str) -> None:
+        """Called before schedgate writes ``node`` (``what``: the edit, for the reason; :data:`DELETE` for a
+        deletion); raises :class:`~schedgate.errors.NotHere` where that node may not be edited."""
+
+    def bring_back(self, spec: NodeSpec) -> bool:
+        """The Node object is gone: create or re-register it; returns whether anything was written."""
+
+    def cleared_taints(self) -> frozenset[str]:
+        """Taints the reset removes besides the definition's own and those a test added."""
+
+    def status_patch(self, spec: NodeSpec, status: Mapping[str, Any], resources: set[str]) -> dict[str, Any]:
+        """The status patch that makes ``resources`` (and readiness) what ``spec`` says."""
+
+    def settle(self, spec: NodeSpec, resources: set[str]) -> None:
+        """Wait until the node shows what the status patch asked for."""
+
+    def set_resources(self, node: str, capacity: Mapping[str, str], allocatable: Mapping[str, str]) -> None:
+        """Change the node's capacity and allocatable of these resources (a device going offline, a resize)."""
+
+    @property
+    def adds_nodes(self) -> bool:
+        """Whether a Node object this backend creates is a whole node (no kubelet needed behind it)."""
+
+
+@dataclass
+class _NodeList:
+    """Every node, as a collection ``wait_for_items`` can list and watch."""
+
+    core: Any
+
+    def describe(self) -> str:
+        return "nodes"
+
+    def list_call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
+        return self.core.list_node, (), {}
+
+    def check_health(self) -> None:
+        return None
+
+
+def wait_node_registered(core: Any, name: str, timeout: float = 120.0) -> None:
+    def present(items: list[dict[str, Any]]) -> Check:
+        return MATCH if any(i["metadata"]["name"] == name for i in items) else pending(f"node {name} absent")
+
+    wait_for_items(_NodeList(core), present, f"node {name} registered again", timeout)
+
+
+def wait_allocatable(core: Any, name: str, want: Mapping[str, str], timeout: float = 60.0) -> None:
+    """Wait until the node's allocatable shows ``want`` (a kubelet copies capacity into it)."""
+
+    def shown(items: list[dict[str, Any]]) -> Check:
+        for i in items:
+            if i["metadata"]["name"] == name:
+                have = (i.get("status") or {}).get("allocatable") or {}
+                diff = {r: have.get(r) for r, v in want.items() if have.get(r, "0") != v}
+                return MATCH if not diff else pending(f"allocatable {diff}, want {dict(want)}")
+        return pending(f"node {name} absent")
+
+    wait_for_items(_NodeList(core), shown, f"node {name} allocatable showing {dict(want)}", timeout)
+
+
+def _diff(have: Mapping[str, str], want: Mapping[str, str], resources: set[str]) -> dict[str, str | None]:
+    return {r: want.get(r) for r in resources if have.get(r) != want.get(r)}
+
+
+@dataclass
+class ApiOnlyNodes:
+    """Node objects only: schedgate writes capacity, allocatable and a Ready condition; nothing overwrites them."""
+
+    core: Any
+    runs_pods: bool = False
+
+    def before_edit(self, node: str, what: str) -> None:
+        return None  # schedgate made these nodes: every edit is allowed
+
+    adds_nodes: bool = True
+
+    def bring_back(self, spec: NodeSpec) -> bool:
+        body = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": spec.name, "labels": dict(spec.labels)},
+                "spec": {"taints": [t.to_api() for t in spec.taints] or None,
+                         "unschedulable": spec.unschedulable or None}}
+        self.core.create_node(body)
+        return True
+
+    def cleared_taints(self) -> frozenset[str]:
+        return ADMISSION_TAINTS
+
+    def status_patch(self, spec: NodeSpec, status: Mapping[str, Any], resources: set[str]) -> dict[str, Any]:
+        patch: dict[str, Any] = {}
+        for section, want in (("capacity", spec.capacity), ("allocatable", spec.allocatable)):
+            diff = _diff(status.get(section) or {}, want, resources)
+            if diff:
+                patch[section] = diff
+        if not _ready(status):
+            patch["conditions"] = [ready_condition("API-only node kept Ready by schedgate")]
+        return patch
+
+    def settle(self, spec: NodeSpec, resources: set[str]) -> None:
+        return None  # the patch is the state: nothing else writes these nodes
+
+    def set_resources(self, node: str, capacity: Mapping[str, str], allocatable: Mapping[str, str]) -> None:
+        body = {"status": {"capacity": dict(capacity), "allocatable": dict(allocatable)}}
+        self.core.patch_node_status(node, body, _content_type=MERGE)
+
+
+@dataclass
+class KubeletNodes:
+    """Nodes a kubelet owns: only extended resources are advertised (capacity; the kubelet computes
+    allocatable), and a deleted Node is re-registered by ``recreate`` (e.g. restarting its kubelet)."""
+
+    core: Any
+    provider: str
+    recreate: Callable[[str], None] | None = None
+    runs_pods: bool = True
+    adds_nodes: bool = False
+
+    def before_edit(self, node: str, what: str) -> None:
+        return None  # schedgate made these nodes: every edit is allowed
+
+    def bring_back(self, spec: NodeSpec) -> bool:
+        if self.recreate is None:
+            raise ComponentError(f"node {spec.name} is gone and the {self.provider} provider cannot recreate nodes")
+        self.recreate(spec.name)
+        wait_node_registered(self.core, spec.name)
+        return True
+
+    def cleared_taints(self) -> frozenset[str]:
+        return frozenset()
+
+    def status_patch(self, spec: NodeSpec, status: Mapping[str, Any], resources: set[str]) -> dict[str, Any]:
+        diff = _diff(status.get("capacity") or {}, spec.capacity, {r for r in resources if "/" in r})
+        return {"capacity": diff} if diff else {}
+
+    def settle(self, spec: NodeSpec, resources: set[str]) -> None:
+        extended = {r for r in resources if "/" in r}
+        if extended:
+            wait_allocatable(self.core, spec.name, {r: spec.allocatable.get(r, "0") for r in extended})
+
+    def set_resources(self, node: str, capacity: Mapping[str, str], allocatable: Mapping[str, str]) -> None:
+        own = sorted(r for r in {*capacity, *allocatable} if "/" not in r)
+        if own:
+            raise NotHere(f"node {node}'s {', '.join(own)} are its kubelet's to report; the {self.provider} "
+                          "provider changes extended resources only")
+        if any(allocatable.get(r, q) != q for r, q in capacity.items()) or set(allocatable) - set(capacity):
+            raise NotHere(f"node {node}'s kubelet computes allocatable from capacity; the {self.provider} "
+                          "provider cannot set them apart")
+        # The kubelet computes allocatable from its own (possibly older) copy of the node: patch capacity
+        # only and wait for its allocatable, proof that it works from the new value.
+        self.core.patch_node_status(node, {"status": {"capacity": dict(capacity)}}, _content_type=MERGE)
+        wait_allocatable(self.core, node, dict(capacity))
+
+
+def _ready(status: Mapping[str, Any]) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])

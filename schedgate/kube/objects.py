@@ -1,0 +1,81 @@
+"""Objects of any kind by manifest: create, merge-patch and delete through API discovery.
+
+A scenario's ``apply``, ``patch`` and ``delete`` steps use :class:`Objects`; namespaced kinds live in the
+run's namespace (deleted with it), cluster-scoped ones are deleted by :meth:`Objects.clean_up`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from kubernetes.client import ApiClient
+from kubernetes.dynamic import DynamicClient
+from kubernetes.dynamic.exceptions import ResourceNotFoundError, ResourceNotUniqueError
+
+from schedgate.errors import ComponentError
+from schedgate.kube.api import ignore_not_found
+
+MERGE = "application/merge-patch+json"
+
+
+@dataclass(frozen=True)
+class Ref:
+    api_version: str
+    kind: str
+    name: str
+    namespace: str | None  # None: cluster-scoped
+
+    def __str__(self) -> str:
+        return f"{self.kind}/{self.name}" + (f" in {self.namespace}" if self.namespace else "")
+
+
+@dataclass
+class Objects:
+    api: ApiClient
+    namespace: str
+    created: list[Ref] = field(default_factory=list)
+
+    @cached_property
+    def _dyn(self) -> DynamicClient:
+        return DynamicClient(self.api)  # type: ignore[no-untyped-call]
+
+    def _resource(self, api_version: str | None, kind: str) -> Any:
+        try:
+            if api_version:
+                return self._dyn.resources.get(api_version=api_version, kind=kind)
+            return self._dyn.resources.get(kind=kind)
+        except ResourceNotFoundError:
+            raise ComponentError(f"the API server serves no kind {kind!r}"
+                                 + (f" in {api_version}" if api_version else "")) from None
+        except ResourceNotUniqueError:
+            raise ComponentError(f"kind {kind!r} is served by more than one API group; name its apiVersion") from None
+
+    def create(self, manifest: Mapping[str, Any]) -> Ref:
+        res = self._resource(str(manifest["apiVersion"]), str(manifest["kind"]))
+        ns = self.namespace if res.namespaced else None
+        body = dict(manifest)
+        if ns:
+            body["metadata"] = {**manifest["metadata"], "namespace": ns}
+        res.create(body=body, namespace=ns)
+        ref = Ref(str(manifest["apiVersion"]), str(manifest["kind"]), str(manifest["metadata"]["name"]), ns)
+        self.created.append(ref)
+        return ref
+
+    def patch(self, api_version: str | None, kind: str, name: str, body: Mapping[str, Any]) -> None:
+        res = self._resource(api_version, kind)
+        res.patch(name=name, namespace=self.namespace if res.namespaced else None, body=dict(body),
+                  content_type=MERGE)
+
+    def delete(self, api_version: str | None, kind: str, name: str) -> None:
+        res = self._resource(api_version, kind)
+        ignore_not_found(res.delete, name=name, namespace=self.namespace if res.namespaced else None)
+
+    def clean_up(self) -> None:
+        """Delete what :meth:`create` made outside the namespace (newest first)."""
+        for ref in reversed(self.created):
+            if ref.namespace is None:
+                self.delete(ref.api_version, ref.kind, ref.name)
+        self.created.clear()

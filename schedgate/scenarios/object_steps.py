@@ -1,0 +1,164 @@
+"""Scenario steps for objects of any kind and for nodes by spec: apply, patch, delete, addNodes,
+setResources. Each is undone after the test: applied objects are deleted (namespaced ones go with the
+run's namespace), added nodes deleted, changed resources put back as defined."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from schedgate.scenarios.node_steps import NodeStep
+from schedgate.scenarios.parse import Parser
+from schedgate.scenarios.run import Run
+from schedgate.scenarios.steps import step
+from schedgate.spec.cluster import NodeSpec, parse_node
+from schedgate.spec.manifest import describe, object_manifest
+
+# Kinds a scenario makes with its own steps, where the harness keeps track of them.
+_OWN_STEP = {"Pod": "createPods", "Node": "addNodes (or a node step: label, taint, setResources, ...)",
+             "Namespace": "nothing: the run has its namespace"}
+
+
+@step("apply")
+@dataclass(frozen=True)
+class Apply:
+    """``manifest`` (or ``manifests``): objects of any kind the pinned API serves, created in order."""
+
+    manifests: tuple[dict[str, Any], ...]
+
+    @classmethod
+    def parse(cls, p: Parser, raw: Any, w: str) -> Apply:
+        v = p.v
+        m = v.mapping(raw, w, allowed=("manifest", "manifests"))
+        if ("manifest" in m) == ("manifests" in m):
+            v.fail(w, "needs one of 'manifest' (an object) or 'manifests' (a list of objects)")
+        many = m.get("manifests")
+        if "manifests" in m and (not isinstance(many, list) or not many):
+            v.fail(f"{w}.manifests", "must be a non-empty list of objects")
+        raws = [(m["manifest"], f"{w}.manifest")] if "manifest" in m else \
+            [(x, f"{w}.manifests[{i}]") for i, x in enumerate(many or [])]
+        out = []
+        for body, where in raws:
+            kind = body.get("kind") if isinstance(body, dict) else None
+            if kind in _OWN_STEP:
+                v.fail(f"{where}.kind", f"{kind} objects are made by {_OWN_STEP[kind]}, not apply")
+            manifest = object_manifest(v, body, where)
+            ref = (str(manifest["kind"]), str(manifest["metadata"]["name"]))
+            if ref in p.applied:
+                v.fail(f"{where}.metadata.name", f"{describe(manifest)} is already applied by an earlier step")
+            p.applied[ref] = str(manifest["apiVersion"])
+            out.append(manifest)
+        return cls(manifests=tuple(out))
+
+    def run(self, r: Run) -> None:
+        r.cluster.settle()
+        for manifest in self.manifests:
+            r.objects.create(manifest)
+
+
+def _target(p: Parser, m: dict[str, Any], w: str) -> tuple[str | None, str, str]:
+    """``kind`` and ``name`` of a scenario pod or an object an earlier ``apply`` made (``apiVersion`` optional)."""
+    v = p.v
+    kind = v.string(m["kind"], f"{w}.kind")
+    name = v.string(m["name"], f"{w}.name")
+    if kind == "Pod":
+        p.pod_set(name, f"{w}.name")
+        return "v1", kind, name
+    if kind in _OWN_STEP:
+        v.fail(f"{w}.kind", f"{kind} objects are changed by {_OWN_STEP[kind]}")
+    if (kind, name) not in p.applied:
+        v.fail(f"{w}.name", f"no earlier apply step made {kind}/{name}; a scenario changes only its own objects")
+    api_version = m.get("apiVersion") or p.applied[(kind, name)]
+    return v.string(api_version, f"{w}.apiVersion"), kind, name
+
+
+@step("patch")
+@dataclass(frozen=True)
+class Patch:
+    """A merge patch of a scenario pod (e.g. lifting ``schedulingGates``) or of an applied object."""
+
+    api_version: str | None
+    kind: str
+    name: str
+    body: dict[str, Any]
+
+    @classmethod
+    def parse(cls, p: Parser, raw: Any, w: str) -> Patch:
+        m = p.v.mapping(raw, w, required=("kind", "name", "patch"), allowed=("apiVersion", "kind", "name", "patch"))
+        api_version, kind, name = _target(p, m, w)
+        return cls(api_version=api_version, kind=kind, name=name, body=p.v.mapping(m["patch"], f"{w}.patch"))
+
+    def run(self, r: Run) -> None:
+        r.cluster.settle()
+        r.objects.patch(self.api_version, self.kind, self.name, self.body)
+
+
+@step("delete")
+@dataclass(frozen=True)
+class Delete:
+    """Delete a scenario pod or an applied object (at once, as ``deletePods`` does)."""
+
+    api_version: str | None
+    kind: str
+    name: str
+
+    @classmethod
+    def parse(cls, p: Parser, raw: Any, w: str) -> Delete:
+        m = p.v.mapping(raw, w, required=("kind", "name"), allowed=("apiVersion", "kind", "name"))
+        return cls(*_target(p, m, w))
+
+    def run(self, r: Run) -> None:
+        if self.kind == "Pod":
+            r.pod(self.name).delete()
+            return
+        r.cluster.settle()
+        r.objects.delete(self.api_version, self.kind, self.name)
+
+
+@step("addNodes")
+@dataclass(frozen=True)
+class AddNodes:
+    """``nodes``: nodes by spec (the fields of a cluster definition's ``nodes:``), deleted after the test."""
+
+    specs: tuple[NodeSpec, ...]
+
+    @classmethod
+    def parse(cls, p: Parser, raw: Any, w: str) -> AddNodes:
+        v = p.v
+        m = v.mapping(raw, w, required=("nodes",), allowed=("nodes",))
+        if not isinstance(m["nodes"], list) or not m["nodes"]:
+            v.fail(f"{w}.nodes", "must be a non-empty list of nodes")
+        specs = []
+        for i, body in enumerate(m["nodes"]):
+            spec = parse_node(v, body, f"{w}.nodes[{i}]")
+            if spec.name in p.node_names or spec.name in p.pools:
+                v.fail(f"{w}.nodes[{i}].name", f"node {spec.name!r} already exists in the scenario")
+            p.added[spec.name] = spec
+            specs.append(spec)
+        return cls(specs=tuple(specs))
+
+    def run(self, r: Run) -> None:
+        for spec in self.specs:
+            r.cluster.add_node(spec)
+
+
+@step("setResources")
+@dataclass(frozen=True)
+class SetResources(NodeStep):
+    """``capacity`` and/or ``allocatable`` of any resources (allocatable defaults to the capacity given)."""
+
+    capacity: tuple[tuple[str, str], ...] = ()
+    allocatable: tuple[tuple[str, str], ...] = ()
+    OPTIONAL: ClassVar[tuple[str, ...]] = ("capacity", "allocatable")
+
+    @classmethod
+    def parse(cls, p: Parser, raw: Any, w: str) -> SetResources:
+        m, nodes = cls.parse_nodes(p, raw, w)
+        if not m.get("capacity") and not m.get("allocatable"):
+            p.v.fail(w, "needs 'capacity', 'allocatable' or both")
+        capacity = p.v.resources(m.get("capacity") or {}, f"{w}.capacity")
+        allocatable = p.v.resources(m.get("allocatable") or {}, f"{w}.allocatable")
+        return cls(nodes=nodes, capacity=tuple(capacity.items()), allocatable=tuple(allocatable.items()))
+
+    def on(self, r: Run, node: str) -> None:
+        r.cluster.set_resources(node, dict(self.capacity), dict(self.allocatable))

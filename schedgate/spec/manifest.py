@@ -1,0 +1,100 @@
+"""Kubernetes manifests inside schedgate's files: a pod fragment merged over the shorthand fields, and
+any object an ``apply`` step creates, each checked against the pinned version's API schema before
+anything starts.
+
+The schema is the pinned minor's (kubernetes-validate ships the published OpenAPI schemas per
+version); a test keeps :data:`API_SCHEMA` equal to the minor ``go/go.mod`` pins. Checking is strict:
+an unknown field is a mistake, as ``kubectl apply --validate=strict`` would say.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+import kubernetes_validate
+
+from schedgate.spec.validate import Validator, kind_of
+
+API_SCHEMA = "1.37"  # the pinned minor (go/go.mod); tests/test_manifest.py checks they agree
+# Lists of containers are merged by name, as a strategic merge patch would (the rest replace).
+_BY_NAME = ("containers", "initContainers")
+
+
+def check_manifest(v: Validator, manifest: Mapping[str, Any], where: str) -> None:
+    """Fail in one line (``where.FIELD: PROBLEM``) unless the pinned API's schema accepts ``manifest``."""
+    try:
+        kubernetes_validate.validate(dict(manifest), f"{API_SCHEMA}.0", strict=True)
+    except kubernetes_validate.SchemaNotFoundError:
+        v.fail(f"{where}.kind" if where else "kind",
+               f"{manifest.get('kind')!r} of apiVersion {manifest.get('apiVersion')!r} is not a kind "
+               f"Kubernetes {API_SCHEMA} serves")
+    except kubernetes_validate.ValidationError as e:
+        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.path)
+        problem = e.message.splitlines()[0]
+        v.fail(f"{where}{path}" if where else path.lstrip("."), _plain(problem))
+
+
+def _plain(problem: str) -> str:
+    """jsonschema's sentence without the schema's inner words, cut to one short line."""
+    problem = problem.replace(", 'null'", "").replace("is not valid under any of the given schemas",
+                                                      "is not a valid value here")
+    return problem if len(problem) <= 200 else f"{problem[:197]}..."
+
+
+def object_manifest(v: Validator, raw: Any, where: str) -> dict[str, Any]:
+    """A whole object (``apiVersion``, ``kind``, ``metadata.name``), schema-checked."""
+    m = v.mapping(raw, where, required=("apiVersion", "kind", "metadata"))
+    meta = v.mapping(m["metadata"], f"{where}.metadata", required=("name",))
+    v.string(meta["name"], f"{where}.metadata.name")
+    check_manifest(v, m, where)
+    return copy.deepcopy(m)
+
+
+def merged(base: Mapping[str, Any], fragment: Mapping[str, Any]) -> dict[str, Any]:
+    """``fragment`` over ``base``: mappings merge key by key, containers by name, other values replace.
+
+    When the fragment names containers, the first one takes the place of ``base``'s first container (so
+    the shorthand resources land in it unless the fragment sets its own)."""
+    out = copy.deepcopy(dict(base))
+    for key, value in fragment.items():
+        have = out.get(key)
+        if key in _BY_NAME and isinstance(value, list) and isinstance(have, list):
+            out[key] = _merge_named(have, value, first_takes_over=key == "containers")
+        elif isinstance(value, Mapping) and isinstance(have, Mapping):
+            out[key] = merged(have, value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _merge_named(have: list[Any], given: list[Any], first_takes_over: bool) -> list[Any]:
+    own = {c.get("name"): c for c in have if isinstance(c, Mapping)}
+    out: list[Any] = []
+    for i, c in enumerate(given):
+        if not isinstance(c, Mapping):
+            out.append(copy.deepcopy(c))
+            continue
+        base = own.get(c.get("name"))
+        if base is None and i == 0 and first_takes_over and have and isinstance(have[0], Mapping):
+            base = {k: x for k, x in have[0].items() if k != "name"}
+        out.append(merged(base, c) if base is not None else copy.deepcopy(dict(c)))
+    return out
+
+
+def pod_fragment(v: Validator, raw: Any, where: str) -> dict[str, Any]:
+    """A Pod manifest fragment (``metadata``, ``spec``); its name and namespace are the scenario's."""
+    m = v.mapping(raw, where, allowed=("metadata", "spec"))
+    meta = v.mapping(m.get("metadata") or {}, f"{where}.metadata")
+    for key in ("name", "namespace", "generateName"):
+        if key in meta:
+            v.fail(f"{where}.metadata.{key}", "is the scenario's to set (the step's name; the run's namespace)")
+    if "spec" in m and not isinstance(m["spec"], dict):
+        v.fail(f"{where}.spec", f"must be a mapping, got {kind_of(m['spec'])}")
+    return copy.deepcopy(m)
+
+
+def describe(manifest: Mapping[str, Any]) -> str:
+    """``PriorityClass/high`` for messages."""
+    return f"{manifest.get('kind')}/{(manifest.get('metadata') or {}).get('name')}"
