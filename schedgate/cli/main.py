@@ -9,6 +9,7 @@
     schedgate tools build|path|version|ldflags                the pinned binaries
     schedgate mutants [--focused] [-- PYTEST_ARGS]            the suite against deliberately broken schedulers
     schedgate init [DIR]                                      a repository of your own that tests your scheduler
+    schedgate snapshot --kubeconfig FILE -o FILE.scenario.yaml a live cluster as a scenario file replaying its verdicts
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from schedgate.cli import mutants
+from schedgate.cli import mutants, snapshot
 from schedgate.cli.init import init
 from schedgate.errors import SchedgateError, ToolchainError
 from schedgate.providers import read_info, start_cluster
@@ -86,6 +87,7 @@ def parser() -> argparse.ArgumentParser:
     new.add_argument("folder", nargs="?", type=Path, default=Path("."), help="where (default: here)")
     new.add_argument("--schedgate", metavar="SOURCE", help="where its Makefile installs schedgate from "
                                                            "(default: this schedgate's checkout)")
+    snapshot.add_parser(sub)
     sub.add_parser("mutants", help="run the suite against each broken scheduler in clusters/mutants "
                                    "(`schedgate mutants --help`)", add_help=False)
     return ap
@@ -223,4 +225,4 @@ def _init(args: argparse.Namespace) -> int:
 
 ACTIONS: dict[str, Callable[[argparse.Namespace], int]] = {
     "up": _up, "status": _status, "down": _down, "repro": _repro, "check": _check, "reap": _reap, "tools": _tools,
-    "init": _init}
+    "init": _init, "snapshot": snapshot.run}
