@@ -5,6 +5,7 @@
     schedgate down RUN_DIR | --all                            stop one (or every) cluster
     schedgate repro FILE.scenario.yaml [PYTEST_OPTIONS...]    run one scenario file, keep its artifacts
     schedgate check FILE.scenario.yaml...                     validate scenario files, start nothing
+    schedgate schema [--kind cluster] [--path | --write]      the JSON Schema editors check files with
     schedgate reap                                            remove what crashed runs left behind
     schedgate tools build|path|version|ldflags                the pinned binaries
     schedgate mutants [--focused] [-- PYTEST_ARGS]            the suite against deliberately broken schedulers
@@ -40,6 +41,7 @@ from schedgate.runtime.procs import RUN_PREFIX, cmdline_of, reap_orphans, remove
 from schedgate.runtime.progress import show_on
 from schedgate.runtime.toolchain import ensure_binaries, ldflags, pinned_kubernetes_version
 from schedgate.scenarios.load import load_scenario, referenced_files
+from schedgate.scenarios.schema import FILES, SCHEMAS, render, write_schemas
 
 EPILOG = """\
 examples:
@@ -79,6 +81,15 @@ def parser() -> argparse.ArgumentParser:
     repro.add_argument("options", nargs=argparse.REMAINDER, help="more pytest/schedgate options")
     check = sub.add_parser("check", help="validate scenario files without starting anything")
     check.add_argument("files", type=Path, nargs="+")
+    schema = sub.add_parser("schema", help="print the JSON Schema editors complete and check scenario files with",
+                            description="Print the JSON Schema (draft 2020-12) of scenario files, or of cluster "
+                                        "definitions, generated from the loader's own fields. Both are shipped: "
+                                        "a file's header '# yaml-language-server: $schema=PATH' points an "
+                                        "editor at one (--path prints it).")
+    schema.add_argument("--kind", choices=tuple(FILES), default="scenario", help="which (default: scenario)")
+    out = schema.add_mutually_exclusive_group()
+    out.add_argument("--path", action="store_true", help="print where the shipped file is instead")
+    out.add_argument("--write", action="store_true", help="regenerate both shipped files from the loader")
     sub.add_parser("reap", help="remove processes and folders that crashed runs left behind")
     tools = sub.add_parser("tools", help="build or locate the pinned Kubernetes binaries (what `make tools` runs)")
     tools.add_argument("what", choices=("build", "path", "version", "ldflags"), nargs="?", default="build")
@@ -179,6 +190,17 @@ def _check(args: argparse.Namespace) -> int:
     return 0
 
 
+def _schema(args: argparse.Namespace) -> int:
+    if args.write:
+        for path in write_schemas():
+            print(f"schedgate: wrote {path}")
+    elif args.path:
+        print(SCHEMAS / FILES[args.kind])
+    else:
+        sys.stdout.write(render(args.kind))
+    return 0
+
+
 def _repro(args: argparse.Namespace) -> int:
     load_scenario(args.file)  # a bad file: one line, exit 2, nothing started
     opts = list(args.options)
@@ -225,4 +247,4 @@ def _init(args: argparse.Namespace) -> int:
 
 ACTIONS: dict[str, Callable[[argparse.Namespace], int]] = {
     "up": _up, "status": _status, "down": _down, "repro": _repro, "check": _check, "reap": _reap, "tools": _tools,
-    "init": _init, "snapshot": snapshot.run}
+    "init": _init, "snapshot": snapshot.run, "schema": _schema}

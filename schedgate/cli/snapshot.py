@@ -188,7 +188,8 @@ def _quantity(value: Any) -> str:
 
 
 def _verdict(p: dict[str, Any]) -> dict[str, Any] | None:
-    cond: dict[str, Any] = next((c for c in (p.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"), {})
+    conditions = (p.get("status") or {}).get("conditions") or []
+    cond: dict[str, Any] = next((c for c in conditions if c.get("type") == "PodScheduled"), {})
     if cond.get("status") != "False":
         return None
     reason = cond.get("reason")

@@ -193,6 +193,13 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             terminalreporter.write_line("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                                                   for i, (c, w) in enumerate(zip(r, widths, strict=True))))
     written = terminalreporter.config.stash.get(_ARTIFACTS, [])
+    if written and terminalreporter.config.getoption("explain"):
+        terminalreporter.section("schedgate explain")
+        for folder in written:
+            why = Path(folder) / "explain.txt"
+            if why.is_file():
+                terminalreporter.write_line(f"{why}:")
+                terminalreporter.write(why.read_text())
     if written:
         terminalreporter.write_line(f"schedgate: artifacts of {len(written)} test(s) under "
                                     f"{Path(written[0]).parent} (placement.html in each)")

@@ -68,6 +68,8 @@ OPTIONS: tuple[Option, ...] = (
            "placement.html). Default: artifacts", metavar="DIR", default="artifacts"),
     Option("--artifacts-on", "when to write a test's artifacts (default: failure)",
            choices=("failure", "always", "never"), default="failure"),
+    Option("--explain", "print each written artifacts folder's explain.txt at the end: per pod, per node, the "
+           "filter that rejected it or each score plugin's score, from the schedulers' own logs", action="store_true"),
     Option("--scheduler-image", "kind: a scheduler image in the local Docker engine to load and run "
            "(default: an image made from --scheduler-binary or the pinned build)", metavar="IMAGE", cli=True),
     Option("--kubernetes-version", "the Kubernetes version the run must use (e.g. v1.37.2); a checkout pinned to "
@@ -132,7 +134,7 @@ def _shown(p: Path) -> str:
 
 
 # Options whose default is only how a run looks, not a sign that it uses schedgate.
-_PRESENTATION = ("--artifacts", "--artifacts-on")
+_PRESENTATION = ("--artifacts", "--artifacts-on", "--explain")
 _FROM_ENVIRONMENT = {"--provider": "SCHEDGATE_PROVIDER", "--kubernetes-version": "SCHEDGATE_KUBERNETES_VERSION"}
 
 

@@ -7,7 +7,9 @@ One folder per test under ``--artifacts`` (default ``artifacts/``)::
     pods.yaml          the test's pods; nodes.yaml: every node
     events.txt         the test's events as one timeline, oldest first
     timings.csv        per pod: create->scheduled, scheduled->ready, attempts
-    placement.html     the placement picture (schedgate.picture)
+    placement.html     the placement picture (schedgate.picture), with "why, per node"
+    explain.txt        per pod, per node: the score plugins' scores or the filter that rejected it,
+                       read from the schedulers' own logs (schedgate.report.explain)
     cluster.yaml       the cluster definition the run used
     schedulers/NAME.log, NAME.metrics.txt, NAME.config.yaml   each scheduler's log,
                        /metrics snapshot and the configuration it really ran with
@@ -26,8 +28,10 @@ from typing import Any
 
 import yaml
 
-from schedgate.cluster import Cluster, ExportsLogs
+from schedgate.cluster import Cluster, ExportsLogs, is_sync_node
 from schedgate.kube.api import read_json
+from schedgate.objects.schedlog import read_logs
+from schedgate.report.explain import explain, explain_html, explain_text
 from schedgate.report.picture import placement_html
 from schedgate.report.timing import HEADER, PodTiming, event_time, pod_timings
 from schedgate.runtime.scheduler import distinct
@@ -109,8 +113,12 @@ def collect(dest: Path, cluster: Cluster, namespaces: list[str], *, title: str, 
         timings += part(f"timings in {ns}", lambda ns=ns: pod_timings(core, ev, ns, created)) or []
     (dest / "events.txt").write_text("\n".join(_timeline(events)) + "\n")
     write_timings(dest / "timings.csv", timings)
+    shown = [n for n in nodes if not is_sync_node((n.get("metadata") or {}).get("name") or "")]
+    why = part("explain", lambda: explain(mine, read_logs(s.log_path for s in distinct(cluster.schedulers)), shown),
+               api=False) or []
+    (dest / "explain.txt").write_text(explain_text(why))
     (dest / "placement.html").write_text(placement_html(
-        nodes, all_pods, title=title, pending_namespaces=namespaces, failure=failure,
+        nodes, all_pods, title=title, pending_namespaces=namespaces, failure=failure, extra=explain_html(why),
         subtitle=f"cluster {cluster.definition.name} ({cluster.definition.source}) on {cluster.provider}, "
                  f"Kubernetes {cluster.kubernetes_version}"))
     src = Path(cluster.definition.source)

@@ -61,8 +61,9 @@ def _cond(pod: dict[str, Any], t: str) -> dict[str, Any]:
 
 
 def placement_html(nodes: Iterable[dict[str, Any]], pods: Iterable[dict[str, Any]], *, title: str,
-                   subtitle: str = "", pending_namespaces: Iterable[str] | None = None, failure: str = "") -> str:
-    """The page for these nodes and pods (API JSON objects)."""
+                   subtitle: str = "", pending_namespaces: Iterable[str] | None = None, failure: str = "",
+                   extra: str = "") -> str:
+    """The page for these nodes and pods (API JSON objects); ``extra``: more HTML at its end."""
     nodes = sorted((n for n in nodes if not is_sync_node((n.get("metadata") or {}).get("name") or "")),
                    key=lambda n: n["metadata"]["name"])
     live = [p for p in pods if (p.get("metadata") or {}).get("namespace") not in HIDDEN_NAMESPACES
@@ -108,6 +109,8 @@ def placement_html(nodes: Iterable[dict[str, Any]], pods: Iterable[dict[str, Any
         out.append("</tbody></table>")
     else:
         out.append('<p class="meta">none</p>')
+    if extra:
+        out.append(extra)
     out.append("</body></html>")
     return "\n".join(out)
 

@@ -12,6 +12,7 @@ from typing import Protocol, TypeVar
 from schedgate.errors import ComponentError
 from schedgate.kube.poll import poll_until
 from schedgate.objects.metrics import MetricsSnapshot, parse_metrics
+from schedgate.objects.schedlog import LOG_FLAGS
 from schedgate.runtime.health import get, probe, tls_context, wait_ready
 from schedgate.runtime.procs import Proc, RunDir
 from schedgate.spec.schedconfig import EffectiveConfig, SchedulerConfig
@@ -50,7 +51,7 @@ class SchedulerProcess:
             f"--tls-cert-file={self.pki / 'serving.crt'}",
             f"--tls-private-key-file={self.pki / 'serving.key'}",
             "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
-            "--v=2",
+            *LOG_FLAGS,
             *self.extra_args,
         ]
 

@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import schedgate.scenarios.control_steps
+import schedgate.scenarios.log_outcomes
 import schedgate.scenarios.node_steps
 import schedgate.scenarios.object_steps
-import schedgate.scenarios.outcomes  # noqa: F401  (these four register their steps)
+import schedgate.scenarios.outcomes  # noqa: F401  (these register their steps)
 from schedgate.errors import DefinitionError
 from schedgate.scenarios.parse import TEMPLATE_FIELDS, Parser
 from schedgate.scenarios.run import Action

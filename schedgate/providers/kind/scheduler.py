@@ -22,6 +22,7 @@ from schedgate.errors import ComponentError
 from schedgate.kube.api import create_objects, ignore_not_found, read_json
 from schedgate.kube.poll import poll_until
 from schedgate.objects.metrics import MetricsSnapshot, parse_metrics
+from schedgate.objects.schedlog import LOG_FLAGS
 from schedgate.providers.kind.config import routed_kubeconfig
 from schedgate.runtime.scheduler import poll_metrics
 from schedgate.spec.schedconfig import EffectiveConfig, SchedulerConfig
@@ -91,7 +92,7 @@ class PodScheduler:
             "name": "kube-scheduler", "image": self.image, "imagePullPolicy": "Never",
             "command": ["/usr/local/bin/kube-scheduler", "--config=/etc/schedgate/config.yaml",
                         f"--secure-port={self.port}",
-                        "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics", "--v=2"],
+                        "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics", *LOG_FLAGS],
             "volumeMounts": [{"name": "config", "mountPath": "/etc/schedgate", "readOnly": True}],
             "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}},
         }

@@ -1,0 +1,152 @@
+"""What a kube-scheduler's own log says about each pod: its scheduling attempts, each node's score per
+plugin, the plugins that rejected nodes, and the outcome — read from the klog text lines of any
+kube-scheduler build run with :data:`LOG_FLAGS`, no plugin of ours needed.
+
+kube-scheduler does not log which filter rejected which node (its filter loop stops at a node's first
+failing plugin and keeps the status to itself); it logs the rejecting plugins of an attempt as a set,
+the aggregate reasons, and a few plugins' own per-node lines (TaintToleration, PodTopologySpread).
+:meth:`Attempt.rejected_by` says exactly what follows from those and no more.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# The verbosity that makes the lines below appear: attempts (V3), scores (V10), the queue's rejecting
+# plugins (V3), a plugin's own per-node filter lines (V4/V5) — per file, so client-go stays quiet.
+LOG_FLAGS = ("--v=2", "--vmodule=schedule_one=10,scheduling_queue=3,framework=4,taint_toleration=4,filtering=5")
+
+_LINE = re.compile(r'^[IWEF]\d{4} [\d:.]+\s+\d+ [^\]]+\] "((?:[^"\\]|\\.)*)"(.*)$')
+_KEY = re.compile(r"\s*([^=\s][^=]*?)=")
+
+
+def _kv(rest: str) -> dict[str, object]:
+    """klog's ``key=value`` pairs: Go-quoted strings, JSON objects and lists, bare numbers and words."""
+    out: dict[str, object] = {}
+    i = 0
+    dec = json.JSONDecoder()
+    while i < len(rest):
+        m = _KEY.match(rest, i)
+        if not m:
+            break
+        key, i = m.group(1), m.end()
+        if i < len(rest) and rest[i] in '"{[':
+            try:
+                value, i = dec.raw_decode(rest, i)
+            except ValueError:
+                break
+        else:
+            j = rest.find(" ", i)
+            j = len(rest) if j < 0 else j
+            word = rest[i:j]
+            value = int(word) if re.fullmatch(r"-?\d+", word) else word
+            i = j
+        out[key] = value
+    return out
+
+
+@dataclass
+class Attempt:
+    """One scheduling cycle of a pod."""
+
+    scores: dict[str, dict[str, int]] = field(default_factory=dict)  # node -> plugin -> weighted score
+    totals: dict[str, int] = field(default_factory=dict)              # node -> final score
+    node_reasons: dict[str, str] = field(default_factory=dict)        # node -> a plugin's own filter line
+    rejecting: tuple[str, ...] = ()                                    # the queue's "unschedulable plugins"
+    bound_to: str | None = None
+    failure: str | None = None                                         # the FitError (or error) text
+    error: bool = False                                                # "Error scheduling pod; retrying"
+
+    def rejected_by(self, node: str) -> str:
+        """Why ``node`` was not feasible, as far as the log tells: a plugin's own line, the one plugin
+        that rejected nodes, or the set it was one of."""
+        if node in self.node_reasons:
+            return self.node_reasons[node]
+        rest = [p for p in self.rejecting if not any(r.startswith(p + ":") for r in self.node_reasons.values())]
+        if len(rest) == 1:
+            return rest[0]
+        if rest:
+            return "one of " + ", ".join(rest)
+        return "not feasible (the log does not say which filter)"
+
+
+@dataclass
+class PodLog:
+    attempts: list[Attempt] = field(default_factory=list)
+    cycles: int = 0  # "Attempting to schedule pod" lines: the scheduling cycles the pod had
+
+
+def parse(lines: Iterable[str]) -> dict[str, PodLog]:
+    """``namespace/name`` -> what the log says about that pod, attempt by attempt."""
+    pods: dict[str, PodLog] = {}
+
+    def current(pod: str) -> Attempt:
+        log = pods.setdefault(pod, PodLog())
+        if not log.attempts:
+            log.attempts.append(Attempt())
+        return log.attempts[-1]
+
+    for line in lines:
+        m = _LINE.match(line)
+        if not m:
+            continue
+        msg = m.group(1)
+        if msg not in _WANTED:
+            continue
+        kv = _kv(m.group(2))
+        pod = kv.get("pod")
+        if not isinstance(pod, str):
+            continue
+        if msg == "Attempting to schedule pod":
+            log = pods.setdefault(pod, PodLog())
+            log.attempts.append(Attempt())
+            log.cycles += 1
+            continue
+        a = current(pod)
+        node = str(kv.get("node", ""))
+        if msg == "Plugin scored node for pod":
+            a.scores.setdefault(node, {})[str(kv.get("plugin"))] = int(str(kv.get("score", 0)))
+        elif msg == "Calculated node's final score for pod":
+            a.totals[node] = int(str(kv.get("score", 0)))
+        elif msg == "Successfully bound pod to node":
+            a.bound_to = node
+        elif msg == "Unable to schedule pod; no fit; waiting":
+            a.failure = str(kv.get("err", ""))
+        elif msg == "Error scheduling pod; retrying":
+            a.failure, a.error = str(kv.get("err", "")), True
+        elif msg == "Pod moved to an internal scheduling queue":
+            plugins = kv.get("unschedulable plugins")
+            a.rejecting = tuple(sorted(plugins)) if isinstance(plugins, dict) else ()
+        elif msg == "node had untolerated taints" and "FilterWithNominatedPods" in str(kv.get("logger", "")):
+            t = kv.get("untoleratedTaint")
+            taint = f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" if isinstance(t, dict) else str(t)
+            a.node_reasons[node] = f"TaintToleration: untolerated taint {taint}"
+        elif msg.startswith(("Node failed spreadConstraint", "Node doesn't have required topology")) \
+                and "FilterWithNominatedPods" in str(kv.get("logger", "")):
+            a.node_reasons[node] = f"PodTopologySpread: {msg}"
+    return pods
+
+
+_WANTED = frozenset({
+    "Attempting to schedule pod", "Plugin scored node for pod", "Calculated node's final score for pod",
+    "Successfully bound pod to node", "Unable to schedule pod; no fit; waiting", "Error scheduling pod; retrying",
+    "Pod moved to an internal scheduling queue", "node had untolerated taints",
+    "Node failed spreadConstraint: matchNum + selfMatchNum - minMatchNum > maxSkew",
+    "Node doesn't have required topology label for spread constraint"})
+
+
+def read_logs(paths: Iterable[Path | None]) -> dict[str, PodLog]:
+    """Every pod's attempts across several schedulers' logs (a pod is one scheduler's, so they do not mix)."""
+    out: dict[str, PodLog] = {}
+    for p in paths:
+        if p is not None and p.is_file():
+            with p.open(errors="replace") as f:
+                for pod, log in parse(f).items():
+                    mine = out.setdefault(pod, PodLog())
+                    mine.attempts += log.attempts
+                    mine.cycles += log.cycles
+    return out

@@ -1,0 +1,328 @@
+"""JSON Schemas (draft 2020-12) of scenario files and cluster definitions, for editors; ``schedgate schema
+--write`` regenerates the copies shipped in :mod:`schedgate.schemas`.
+
+No field list is written here: the loader is probed for each. Every mapping it checks goes through
+:meth:`~schedgate.spec.validate.Validator.mapping`, which refuses an unknown key with ``unknown field
+(allowed: a, b, c)`` and a missing one with ``required field is missing``. So the loader's own code parses,
+for each step of ``STEPS``, outcome of ``OUTCOMES`` and nested mapping (the top level, a cluster, pool,
+node, taint, toleration, the extender's faults), on a one-node in-memory cluster (``load_scenario`` from a
+temporary file): a body with one unknown key, whose refusal lists the allowed fields; an empty one, adding
+each field reported missing (the required ones); then each field alone, to find those that get a body
+past a refusal of it as a whole ("needs one of ..."). An outcome's body is tried as ``true``, null, a node
+name and a mapping; templates take the loader's ``TEMPLATE_FIELDS``. Written here is only what no field
+list says: each field's JSON type (:data:`TYPES`), rules no probe reaches (:data:`RULES`), fields named
+only to be refused (:data:`REFUSED`). Descriptions are the step and outcome classes' docstrings. Keywords
+mean the same in draft-07, for YAML language servers that predate 2020-12.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from schedgate.errors import DefinitionError
+from schedgate.scenarios import load
+from schedgate.scenarios.control_steps import EXTENDER_KINDS
+from schedgate.scenarios.outcomes import BOUNDS, OUTCOMES
+from schedgate.scenarios.parse import MAX_PODS, TEMPLATE_FIELDS, Parser
+from schedgate.scenarios.steps import STEPS, WAIT_UNTIL
+from schedgate.spec import cluster as cluster_module
+from schedgate.spec.cluster import API_VERSION, MAX_NODES, parse_definition
+from schedgate.spec.roles import SCENARIO_ROLES
+from schedgate.spec.schedconfig import SchedulerConfig
+from schedgate.spec.validate import DNS_LABEL, LABEL_VALUE, MAX_SECONDS, TAINT_EFFECTS, Validator, join
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"  # the package schedgate.schemas
+FILES = {"scenario": "scenario.schema.json", "cluster": "cluster.schema.json"}
+Schema = dict[str, Any]
+Attempt = Callable[[Any], object]  # parses one body as the loader does; a problem raises DefinitionError
+
+PROBE = "__probe__"  # a key no file has
+FILLER = "probe"     # a value for a required field: present, and wrong for nearly every field
+POD = "probe-pod"    # the pod every probe's parser has created
+W = "steps[0]"
+_POOL: dict[str, Any] = {"name": "p", "count": 1, "capacity": {"cpu": "1", "memory": "1Gi", "pods": "1"}}
+_CLUSTER: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "Cluster", "name": "probe", "pools": [_POOL]}
+_NODE = "p-1"        # the one node of _CLUSTER
+_UNKNOWN = re.compile(r"^unknown field \(allowed: (.*?)\)(?: \(line \d+\))?$")
+STR: Schema = {"type": "string", "minLength": 1}
+NAMES: Schema = {"anyOf": [STR, {"type": "array", "minItems": 1, "items": STR}]}
+
+
+def _ref(name: str) -> Schema:
+    return {"$ref": f"#/$defs/{name}"}
+
+
+def _int(minimum: int = 0, maximum: int = 1_000_000) -> Schema:
+    return {"type": "integer", "minimum": minimum, "maximum": maximum}
+
+
+def _list(item: Schema, minimum: int = 0) -> Schema:
+    return {"type": "array", "items": item, **({"minItems": minimum} if minimum else {})}
+
+
+DNS: Schema = {"type": "string", "pattern": DNS_LABEL.pattern}
+BOOL: Schema = {"type": "boolean"}
+LABEL: Schema = {"type": ["string", "number"], "pattern": LABEL_VALUE.pattern, "maxLength": 63}
+SCALAR: Schema = {"type": ["string", "number", "boolean", "null"]}
+CONFIG: Schema = {**STR, "description": "a scheduler configuration file, or a role: " + ", ".join(SCENARIO_ROLES)}
+
+DEFS: dict[str, Schema] = {
+    "nodeSet": {"description": "node and pool names (a pool: each of its nodes): one or a list", **NAMES},
+    "podSet": {"description": "names or globs (infer-*) of pods earlier steps created: one or a list", **NAMES},
+    "names": {"description": "one name or a list", **NAMES},
+    "quantity": {"description": "a quantity: 8, 500m, 64Gi, 1e3", "type": ["string", "number"], "minimum": 0},
+    "resources": {"type": "object", "additionalProperties": _ref("quantity"), "description": "resource name (cpu, "
+                  "memory, pods, ephemeral-storage, hugepages-<size>, or domain/name: nvidia.com/gpu) -> quantity"},
+    "labels": {"description": "label key -> value (quote \"true\")", "type": "object", "additionalProperties": LABEL},
+    "annotations": {"description": "annotation key -> value", "type": "object", "additionalProperties": SCALAR},
+}
+
+# A field's type by its name, wherever it appears; ``context.field`` where the name means something else
+# there (context: a step or outcome name, Scenario, Cluster, pool, node, taint, toleration, faults).
+TYPES: dict[str, Schema] = {
+    "nodes": _ref("nodeSet"), "never": {**_ref("nodeSet"), "description": "default: every other node"},
+    "drop": _ref("nodeSet"), "pods": _ref("podSet"), "forbidLabels": _ref("names"),
+    "timeout": {"type": "number", "minimum": 0.1, "maximum": MAX_SECONDS, "description": "seconds (default 30)"},
+    "latency": {"type": "number", "minimum": 0, "maximum": MAX_SECONDS, "description": "seconds"},
+    "count": _int(), "size": {**_int(1), "description": "GPUs of a whole node (default 8)"},
+    "distinctNodes": _int(1), "status": _int(100, 599), "gpus": _int(),
+    "cpu": _ref("quantity"), "memory": _ref("quantity"), "requests": _ref("resources"),
+    "capacity": _ref("resources"), "allocatable": _ref("resources"), "labels": _ref("labels"),
+    "annotations": {**_ref("annotations"), "description": "key -> value; null removes it"},
+    "requireLabels": {"description": "label key -> the value, or a list of values, a node must have",
+                      "type": "object", "additionalProperties": {"anyOf": [LABEL, _list(STR, 1)]}},
+    "tolerations": _list(_ref("toleration")), "taints": _list(_ref("taint")),
+    "effect": {"enum": list(TAINT_EFFECTS)}, "until": {"enum": list(WAIT_UNTIL)}, "value": LABEL,
+    "oneAtATime": {**BOOL, "description": "wait until each pod is bound or refused before the next"},
+    "malformed": BOOL, "down": BOOL, "unschedulable": BOOL,
+    "pod": {"type": "object", "description": "a Pod manifest fragment (metadata, spec), merged over the shorthand "
+                                             "fields; checked against the pinned API's schema when the file loads"},
+    "manifest": {"type": "object", "description": "an object of any kind the pinned API serves"},
+    "manifests": _list({"type": "object"}, 1), "patch": {"type": "object", "description": "a merge patch"},
+    "faults": {"anyOf": [_ref("faults"), {"type": "null"}], "description": "the faults to switch on; {} clears all"},
+    "slots": {"type": "object", "additionalProperties": _int(), "description": "node or pool -> free slots"},
+    **dict.fromkeys(BOUNDS, {"type": "number"}), "type": {"enum": ["Normal", "Warning"]},
+    "priorityClass": DNS, "message": {**STR, "description": "a regular expression"},
+    "name": STR, "key": STR, "template": STR, "profile": STR, "apiVersion": STR, "kind": STR, "reason": STR,
+    "by": STR, "scheduler": {**STR, "description": "the scheduler's name (default: default-scheduler)"},
+    "node": {**STR, "description": "bound to this node at creation: no scheduler involved"},
+    "createPods.name": DNS, "createPods.count": {**_int(1, MAX_PODS), "description": "1: name; N: name-1..name-N"},
+    "addNodes.nodes": _list(_ref("node"), 1), "extender.kind": {"enum": list(EXTENDER_KINDS)},
+    "startScheduler.config": {**CONFIG, "examples": list(SCENARIO_ROLES)},
+    "metric.labels": {"type": "object", "additionalProperties": SCALAR},
+    "metric.scheduler": {**STR, "description": "the profile of a running scheduler"},
+    "Scenario.apiVersion": {"const": API_VERSION}, "Scenario.kind": {"const": load.KIND}, "Scenario.name": DNS,
+    "Scenario.description": {"type": "string"}, "Scenario.steps": _list(_ref("step"), 1),
+    "Scenario.cluster": {"anyOf": [{**STR, "description": "a cluster definition file"}, _ref("cluster")]},
+    "Scenario.scheduler": {"anyOf": [CONFIG, {"type": "object", "description": "an inline configuration"}]},
+    "Scenario.templates": {"type": "object", "propertyNames": DNS, "additionalProperties": _ref("template")},
+    "Cluster.apiVersion": {"const": API_VERSION}, "Cluster.kind": {"const": "Cluster"}, "Cluster.name": DNS,
+    "Cluster.pools": _list(_ref("pool")), "Cluster.nodes": _list(_ref("node")),
+    "pool.name": {**DNS, "description": "its nodes are NAME-1 .. NAME-COUNT"}, "pool.count": _int(1, MAX_NODES),
+}
+
+RULES: dict[str, Schema] = {
+    "Cluster": {"anyOf": [{"required": [k], "properties": {k: {"minItems": 1}}} for k in ("pools", "nodes")]},
+    "setResources": {"anyOf": [{"required": ["capacity"]}, {"required": ["allocatable"]}]},
+}
+# Fields the loader knows only to refuse them, pointing elsewhere.
+REFUSED: dict[str, tuple[str, ...]] = {"wait": ("seconds",), "stopScheduler": ("config",)}
+
+
+def _error(attempt: Attempt, body: Any) -> DefinitionError | None:
+    try:
+        attempt(body)
+        return None
+    except DefinitionError as e:
+        return e
+
+
+def allowed_fields(attempt: Attempt, where: str) -> tuple[str, ...] | None:
+    """The fields the mapping at ``where`` allows, read from the loader's refusal of an unknown one
+    (None: the loader takes any key there, or no mapping at all)."""
+    e = _error(attempt, {PROBE: FILLER})
+    m = _UNKNOWN.match(e.problem) if e is not None and e.field == join(where, PROBE) else None
+    return None if m is None else tuple(f for f in m.group(1).split(", ") if f)
+
+
+def required_fields(attempt: Attempt, where: str, filler: Any = FILLER) -> tuple[str, ...]:
+    """The fields the loader reports missing, one at a time, from an empty body at ``where`` up."""
+    body: dict[str, Any] = {}
+    while (e := _error(attempt, body)) is not None and e.problem.startswith("required field is missing"):
+        name = e.field[len(where) + 1:] if where else e.field
+        if e.field != join(where, name) or name in body or "." in name or "[" in name:
+            break
+        body[name] = filler
+    return tuple(body)
+
+
+def probe_parser() -> Parser:
+    """A scenario's parser on the one-node cluster, with one pod (``POD``) created; it loads no files."""
+
+    def no_files(path: Path) -> SchedulerConfig:
+        raise DefinitionError(path, "", "a schema probe reads no files")
+
+    p = Parser(path=Path("probe.scenario.yaml"), v=Validator("<schema probe>"),
+               definition=parse_definition(_CLUSTER), load_config=no_files)
+    p.create([POD], W)
+    return p
+
+
+def step_attempt(name: str) -> Attempt:
+    return lambda body: STEPS[name](probe_parser(), body, f"{W}.{name}")
+
+
+def outcome_attempt(name: str) -> Attempt:
+    pods = {"pods": POD} if OUTCOMES[name].about_pods else {}
+    return lambda body: STEPS["expect"](probe_parser(), {**pods, name: body}, f"{W}.expect")
+
+
+def _scenario_file(body: Any) -> None:
+    with tempfile.TemporaryDirectory() as d:
+        (path := Path(d) / "probe.scenario.yaml").write_text(yaml.safe_dump(body))
+        load.load_scenario(path)
+
+
+# The nested mappings: context -> (an attempt that parses one, where the loader names it).
+NESTED: dict[str, tuple[Attempt, str]] = {
+    "pool": (lambda b: parse_definition({**_CLUSTER, "pools": [b]}), "pools[0]"),
+    "node": (lambda b: parse_definition({**_CLUSTER, "nodes": [b]}), "nodes[0]"),
+    "taint": (lambda b: parse_definition({**_CLUSTER, "pools": [{**_POOL, "taints": [b]}]}), "pools[0].taints[0]"),
+    "toleration": (lambda b: step_attempt("createPods")({"name": "p", "tolerations": [b]}),
+                   f"{W}.createPods.tolerations[0]"),
+    "faults": (lambda b: step_attempt("extender")({"faults": b}), f"{W}.extender.faults"),
+}
+# Capacities the loader requires resources of (probed with a valid quantity).
+CAPACITY: dict[str, tuple[Attempt, str]] = {
+    "pool": (lambda b: parse_definition({**_CLUSTER, "pools": [{**_POOL, "capacity": b}]}), "pools[0].capacity"),
+    "node": (lambda b: parse_definition({**_CLUSTER, "nodes": [{"name": "n", "capacity": b}]}), "nodes[0].capacity"),
+}
+
+
+def _md(text: str) -> str:
+    return re.sub(r"``(.+?)``", r"`\1`", " ".join(text.split()))
+
+
+def _doc(parse: Any) -> str | None:
+    """The docstring of the class whose ``parse`` this is (not the signature a dataclass writes)."""
+    cls = getattr(parse, "__self__", None)
+    doc = cls.__dict__.get("__doc__") if isinstance(cls, type) else None
+    return None if not doc or doc.startswith(f"{getattr(cls, '__name__', '')}(") else _md(doc)
+
+
+def one_of(attempt: Attempt, where: str, fields: list[str], required: tuple[str, ...]) -> Schema:
+    """A rule the loader states in prose ("needs one of ..."): the body, its required fields filled, is
+    refused as a whole; the fields that each get it past that refusal, exclusive if two are refused again."""
+    base = dict.fromkeys(required, FILLER)
+
+    def passes(*more: str) -> bool:
+        return (e := _error(attempt, {**base, **dict.fromkeys(more, FILLER)})) is None or e.field != where
+
+    if passes() or not (ok := [f for f in fields if f not in base and passes(f)]):
+        return {}
+    return {"required": ok} if len(ok) == 1 else {"anyOf" if passes(*ok[:2]) else "oneOf": [
+        {"required": [f]} for f in ok]}
+
+
+def _object(context: str, attempt: Attempt | None = None, where: str = "", doc: str | None = None,
+            props: dict[str, Schema] | None = None, nullable: bool = False,
+            allowed: tuple[str, ...] | None = None) -> Schema:
+    """A mapping of exactly the fields the loader allows at ``where`` (or ``allowed``) less those it refuses,
+    those it requires, and its rules."""
+    out: Schema = {"type": ["object", "null"] if nullable else "object", **({"description": doc} if doc else {})}
+    allowed = allowed_fields(attempt, where) if attempt else allowed
+    if allowed is None:  # the loader declares no fields here: any mapping (tests/test_schema.py forbids it)
+        return out
+    fields = [f for f in allowed if f not in REFUSED.get(context, ())]
+    required = required_fields(attempt, where) if attempt else ()
+    out["properties"] = {f: (props or {}).get(f) or dict(TYPES.get(f"{context}.{f}", TYPES.get(f, {})))
+                         for f in fields}
+    out["additionalProperties"] = False
+    rule = {**(one_of(attempt, where, fields, required) if attempt else {}), **RULES.get(context, {})}
+    req = list(dict.fromkeys([*required, *rule.get("required", ())]))
+    return {**out, **rule, **({"required": req} if req else {})}
+
+
+def _outcome(name: str) -> Schema:
+    """An outcome's body: each of ``true``, null, a node set and a mapping the loader takes."""
+    attempt, doc, where = outcome_attempt(name), _doc(OUTCOMES[name].parse), f"{W}.expect.{name}"
+    shapes: list[Schema] = [s for value, s in ((True, {"const": True}), (None, {"type": "null"}),
+                                               (_NODE, _ref("nodeSet"))) if _error(attempt, value) is None]
+    shapes += [_object(name, attempt, where)] if allowed_fields(attempt, where) is not None else []
+    return {**({"description": doc} if doc else {}), **(shapes[0] if len(shapes) == 1 else {"anyOf": shapes})}
+
+
+def _expect(attempt: Attempt) -> Schema:
+    """``expect``: exactly one outcome; ``pods`` where it is about pods; an extra only with its outcomes."""
+    body = _object("expect", attempt, f"{W}.expect", _doc(STEPS["expect"]), {o: _outcome(o) for o in OUTCOMES})
+    extras = {x for k in OUTCOMES.values() for x in k.extras}
+    body["allOf"] = []
+    for o, k in OUTCOMES.items():
+        refused = [*(() if k.about_pods else ("pods",)), *sorted(extras - set(k.extras))]
+        then = {**({"required": ["pods"]} if k.about_pods else {}),
+                **({"properties": dict.fromkeys(refused, False)} if refused else {})}
+        body["allOf"].append({"if": {"required": [o]}, "then": then})
+    return body
+
+
+def _step() -> Schema:
+    bodies = {name: _expect(a) if name == "expect" else  # a null body is the empty one: allowed if that is
+              _object(name, a, f"{W}.{name}", _doc(STEPS[name]), nullable=_error(a, {}) is None)
+              for name, a in ((n, step_attempt(n)) for n in sorted(STEPS))}
+    return {"description": "one step: a mapping with exactly one step name", "type": "object",
+            "minProperties": 1, "maxProperties": 1, "properties": bodies, "additionalProperties": False}
+
+
+def _definitions() -> dict[str, Schema]:
+    defs = {**DEFS, **{c: _object(c, a, w) for c, (a, w) in NESTED.items()}}
+    for context, (attempt, where) in CAPACITY.items():
+        required = required_fields(attempt, where, filler="1")
+        defs[context]["properties"]["capacity"] = {**DEFS["resources"], "required": list(required)}
+    defs["cluster"] = _object("Cluster", parse_definition, "", _md((cluster_module.__doc__ or "").splitlines()[0]))
+    defs["template"] = _object("template", doc="pod fields a createPods step fills in", allowed=TEMPLATE_FIELDS)
+    return defs
+
+
+def _document(title: str, top: Schema, defs: dict[str, Schema]) -> Schema:
+    """``top`` with the definitions it refers to, at any depth."""
+    used: dict[str, Schema] = {}
+    todo = [top]
+    while todo:
+        for name in re.findall(r'"#/\$defs/([^"]+)"', json.dumps(todo.pop())):
+            if name not in used:
+                todo.append(used.setdefault(name, defs[name]))
+    return {"$schema": DRAFT, "title": title, **top, "$defs": dict(sorted(used.items()))}
+
+
+def scenario_schema() -> Schema:
+    """The schema of ``*.scenario.yaml`` files, from the loader's steps, outcomes and fields."""
+    defs = {**_definitions(), "step": _step()}
+    top = _object("Scenario", _scenario_file, "", doc=_md((load.__doc__ or "").splitlines()[0]))
+    return _document("schedgate scenario file", top, defs)
+
+
+def cluster_schema() -> Schema:
+    """The schema of cluster definition files (``clusters/*.yaml``)."""
+    defs = _definitions()
+    return _document("schedgate cluster definition", defs.pop("cluster"), defs)
+
+
+def render(kind: str) -> str:
+    """The schema of ``kind`` (scenario or cluster) as the shipped file holds it."""
+    schema = scenario_schema() if kind == "scenario" else cluster_schema()
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_schemas(folder: Path | None = None) -> list[Path]:
+    """Regenerate the shipped schema files (in ``folder``, default the package's)."""
+    for kind, name in FILES.items():
+        ((folder or SCHEMAS) / name).write_text(render(kind), encoding="utf-8")
+    return [(folder or SCHEMAS) / name for name in FILES.values()]
