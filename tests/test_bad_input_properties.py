@@ -62,7 +62,9 @@ def _kind_of_file(path: Path) -> Any:
 
 CLUSTERS = [p for p in sorted((ROOT / "clusters").rglob("*.yaml")) if _kind_of_file(p) == "Cluster"]
 CONFIGS = sorted([*(ROOT / "clusters" / "profiles").glob("*.yaml"), *(ROOT / "clusters" / "mutants").glob("*.yaml")])
-SCENARIOS = sorted((ROOT / "e2e" / "scenarios").glob("*.scenario.yaml"))
+SCENARIOS = sorted((ROOT / "e2e" / "scenarios").glob("*.scenario.yaml")) + [
+    # Kubernetes' own language: pod manifest fragments, named nodes, an apply step.
+    ROOT / "e2e" / "conformance" / "preemption-basic-victim-evicted.scenario.yaml"]
 EXAMPLES = [("cluster", p) for p in CLUSTERS] + [("config", p) for p in CONFIGS] + [("scenario", p) for p in SCENARIOS]
 
 LOADERS: dict[str, Callable[[Path], Any]] = {"cluster": load_definition, "config": load_scheduler_config,
@@ -93,7 +95,7 @@ def _file_refs(doc: Any) -> Iterator[tuple[dict[Any, Any], str]]:
     if not isinstance(doc, dict):
         return
     for key in ("cluster", "scheduler"):
-        if isinstance(doc.get(key), str):
+        if isinstance(doc.get(key), str) and not (key == "scheduler" and doc[key] in ROLES):
             yield doc, key
     steps = doc.get("steps")
     for step in steps if isinstance(steps, list) else []:

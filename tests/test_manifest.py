@@ -33,6 +33,7 @@ cluster:
     - name: node-b
       capacity: {cpu: "4", memory: 8Gi, pods: 110}
       unschedulable: true
+      conditions: [{type: MemoryPressure, status: "True", reason: Full}]
 templates:
   web:
     cpu: 1
@@ -53,6 +54,7 @@ steps:
   - patch: {kind: Pod, name: w, patch: {metadata: {labels: {x: "y"}}}}
   - delete: {kind: PriorityClass, name: high}
   - expect: {pods: w, scheduledOn: [node-a.rack-1, node-c]}
+  - setConditions: {nodes: node-c, conditions: [{type: Ready, status: "False"}]}
 """
 
 
@@ -74,6 +76,7 @@ def test_a_manifest_reaches_the_api_as_written_and_asks_for_nothing_hidden(tmp_p
                                                   "example.com/foo": "2"}
     assert nodes["node-a.rack-1"].labels == {"kubernetes.io/hostname": "node-a.rack-1", "zone": "a"}
     assert nodes["node-b"].unschedulable and not nodes["node-a.rack-1"].unschedulable
+    assert [(c.type, c.status, c.reason) for c in nodes["node-b"].conditions] == [("MemoryPressure", "True", "Full")]
     pod = sc.steps[1].action.template.builder("w").obj()
     spec = pod["spec"]
     # The fragment's first container takes the shorthand's place: its cpu request, the fragment's limit.
@@ -130,6 +133,10 @@ def test_merging_containers_by_name_and_replacing_other_lists():
          "steps[4].setResources", "needs 'capacity', 'allocatable' or both"),
         ("metadata: {labels: {app: web}}", "metadata: {name: web}", "templates.web.pod.metadata.name",
          "is the scenario's to set"),
+        ('status: "True", reason: Full', "status: true, reason: Full", "cluster.nodes[1].conditions[0].status",
+         "must be one of True, False, Unknown"),
+        ('conditions: [{type: Ready, status: "False"}]', "conditions: []", "steps[8].setConditions.conditions",
+         "non-empty list"),
     ],
 )
 def test_a_bad_manifest_or_node_names_file_field_and_line(tmp_path, old, new, field, problem):

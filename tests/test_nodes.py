@@ -75,3 +75,20 @@ def test_a_pod_change_after_a_node_edit_waits_until_every_scheduler_has_seen_the
     assert cluster._barrier.count == barriers + 1
     second.delete()
     assert cluster._barrier.count == barriers + 2, "the edit made inside stale_ok() is still waited for later"
+
+
+def test_conditions_a_test_sets_are_put_back_by_the_reset(cluster, ns):
+    from schedgate.spec.cluster import Condition
+
+    node = cluster.pool("cpu")[0]
+
+    def conditions():
+        return {c.type: c.status for c in cluster.core.read_node(node).status.conditions}
+
+    assert conditions() == {"Ready": "True"}
+    cluster.set_conditions(node, [Condition("Ready", "False"), Condition("example.com/Disk", "True", "Full")])
+    assert conditions() == {"Ready": "False", "example.com/Disk": "True"}
+    assert cluster.apply_nodes() is True
+    assert conditions() == {"Ready": "True"}
+    assert cluster.apply_nodes() is False
+    cluster.sync_schedulers()

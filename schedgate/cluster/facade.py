@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,7 +25,7 @@ from schedgate.errors import ComponentError, NotHere
 from schedgate.objects.builders import PodBuilder
 from schedgate.objects.pods import Namespace
 from schedgate.runtime.scheduler import Scheduler, distinct
-from schedgate.spec.cluster import GPU, ClusterDefinition, NodeSpec
+from schedgate.spec.cluster import GPU, ClusterDefinition, Condition, NodeSpec
 from schedgate.spec.quantity import scaled
 from schedgate.spec.schedconfig import SchedulerConfig
 
@@ -268,16 +268,16 @@ class Cluster:
         self.nodes.set_gpus(node, count)
 
     def set_resources(self, node: str, capacity: Mapping[str, str], allocatable: Mapping[str, str]) -> None:
-        """Set the node's capacity and allocatable of the resources named (allocatable defaults to capacity)."""
         self.nodes.set_resources(node, capacity, allocatable)
 
+    def set_conditions(self, node: str, conditions: Sequence[Condition]) -> None:
+        self.nodes.set_conditions(node, conditions)
+
     def add_node(self, spec: NodeSpec) -> None:
-        """Create a node the definition does not have (deleted again after the test)."""
         self.nodes.add(spec)
 
     def redefine(self, definition: ClusterDefinition) -> None:
-        """Run on another definition's nodes from now on (a scenario file with its own small cluster
-        reuses a control plane and its schedulers instead of starting one)."""
+        """Run on another definition's nodes from now on (a control plane reused for a small cluster)."""
         self.nodes.redefine(definition)
         self.definition = definition
 

@@ -6,14 +6,15 @@ back only if the provider can bring its kubelet back)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from schedgate.errors import ComponentError, NotHere
+from schedgate.kube.api import read_json
 from schedgate.kube.watch import MATCH, Check, pending, wait_for_items
-from schedgate.spec.cluster import NodeSpec
+from schedgate.spec.cluster import Condition, NodeSpec
 
 MERGE = "application/merge-patch+json"
 # Taints the API server adds to a new node until a node-lifecycle controller clears them.
@@ -49,14 +50,19 @@ class NodeBackend(Protocol):
     def cleared_taints(self) -> frozenset[str]:
         """Taints the reset removes besides the definition's own and those a test added."""
 
-    def status_patch(self, spec: NodeSpec, status: Mapping[str, Any], resources: set[str]) -> dict[str, Any]:
-        """The status patch that makes ``resources`` (and readiness) what ``spec`` says."""
+    def status_patch(self, spec: NodeSpec, status: Mapping[str, Any], resources: set[str],
+                     conditions: set[str]) -> dict[str, Any]:
+        """The status patch that makes ``resources`` and conditions (the spec's, and ``conditions``: types a
+        test set) what ``spec`` says."""
 
     def settle(self, spec: NodeSpec, resources: set[str]) -> None:
         """Wait until the node shows what the status patch asked for."""
 
     def set_resources(self, node: str, capacity: Mapping[str, str], allocatable: Mapping[str, str]) -> None:
         """Change the node's capacity and allocatable of these resources (a device going offline, a resize)."""
+
+    def set_conditions(self, node: str, conditions: Sequence[Condition]) -> None:
+        """Set these status conditions (by type; the others stay)."""
 
     @property
     def adds_nodes(self) -> bool:
@@ -123,21 +129,27 @@ class ApiOnlyNodes:
                 "spec": {"taints": [t.to_api() for t in spec.taints] or None,
                          "unschedulable": spec.unschedulable or None},
                 "status": {"capacity": dict(spec.capacity), "allocatable": dict(spec.allocatable),
-                           "conditions": [ready_condition("API-only node kept Ready by schedgate")]}}
+                           "conditions": wanted_conditions(spec)}}
         self.core.create_node(body)
         return True
 
     def cleared_taints(self) -> frozenset[str]:
         return ADMISSION_TAINTS
 
-    def status_patch(self, spec: NodeSpec, status: Mapping[str, Any], resources: set[str]) -> dict[str, Any]:
+    def status_patch(self, spec: NodeSpec, status: Mapping[str, Any], resources: set[str],
+                     conditions: set[str]) -> dict[str, Any]:
         patch: dict[str, Any] = {}
         for section, want in (("capacity", spec.capacity), ("allocatable", spec.allocatable)):
             diff = _diff(status.get(section) or {}, want, resources)
             if diff:
                 patch[section] = diff
-        if not _ready(status):
-            patch["conditions"] = [ready_condition("API-only node kept Ready by schedgate")]
+        have = status.get("conditions") or []
+        wanted = wanted_conditions(spec)
+        types = {c["type"] for c in wanted}
+        stale = any(c.get("type") in conditions and c.get("type") not in types for c in have)
+        if _condition_set(wanted) - _condition_set(have) or stale:
+            # A merge patch replaces the list: keep the conditions nobody here set.
+            patch["conditions"] = [c for c in have if c.get("type") not in types | conditions] + wanted
         return patch
 
     def settle(self, spec: NodeSpec, resources: set[str]) -> None:
@@ -146,6 +158,12 @@ class ApiOnlyNodes:
     def set_resources(self, node: str, capacity: Mapping[str, str], allocatable: Mapping[str, str]) -> None:
         body = {"status": {"capacity": dict(capacity), "allocatable": dict(allocatable)}}
         self.core.patch_node_status(node, body, _content_type=MERGE)
+
+    def set_conditions(self, node: str, conditions: Sequence[Condition]) -> None:
+        have = (read_json(self.core.read_node, node).get("status") or {}).get("conditions") or []
+        given = {c.type: _api_condition(c) for c in conditions}
+        merged = [given.pop(c.get("type"), c) for c in have] + list(given.values())
+        self.core.patch_node_status(node, {"status": {"conditions": merged}}, _content_type=MERGE)
 
 
 @dataclass
@@ -172,7 +190,8 @@ class KubeletNodes:
     def cleared_taints(self) -> frozenset[str]:
         return frozenset()
 
-    def status_patch(self, spec: NodeSpec, status: Mapping[str, Any], resources: set[str]) -> dict[str, Any]:
+    def status_patch(self, spec: NodeSpec, status: Mapping[str, Any], resources: set[str],
+                     conditions: set[str]) -> dict[str, Any]:
         diff = _diff(status.get("capacity") or {}, spec.capacity, {r for r in resources if "/" in r})
         return {"capacity": diff} if diff else {}
 
@@ -193,6 +212,28 @@ class KubeletNodes:
         # only and wait for its allocatable, proof that it works from the new value.
         self.core.patch_node_status(node, {"status": {"capacity": dict(capacity)}}, _content_type=MERGE)
         wait_allocatable(self.core, node, dict(capacity))
+
+    def set_conditions(self, node: str, conditions: Sequence[Condition]) -> None:
+        raise NotHere(f"node {node}'s conditions are its kubelet's to report (it rewrites them at each heartbeat); "
+                      f"the {self.provider} provider cannot set them")
+
+
+def _api_condition(c: Condition) -> dict[str, str]:
+    t = now()
+    return {"type": c.type, "status": c.status, "reason": c.reason or "SchedgateCondition",
+            "message": c.message or "set by schedgate", "lastHeartbeatTime": t, "lastTransitionTime": t}
+
+
+def wanted_conditions(spec: NodeSpec) -> list[dict[str, str]]:
+    """Ready=True unless the spec names its own Ready, then the spec's conditions."""
+    own = [_api_condition(c) for c in spec.conditions]
+    ready = [] if any(c.type == "Ready" for c in spec.conditions) else \
+        [ready_condition("API-only node kept Ready by schedgate")]
+    return ready + own
+
+
+def _condition_set(conditions: Sequence[Mapping[str, Any]]) -> set[tuple[str, str]]:
+    return {(str(c.get("type")), str(c.get("status"))) for c in conditions}
 
 
 def _ready(status: Mapping[str, Any]) -> bool:

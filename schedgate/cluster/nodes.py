@@ -5,7 +5,7 @@ the provider runs (API-only nodes or kubelets: :mod:`schedgate.cluster.node_kind
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -23,13 +23,13 @@ from schedgate.cluster.node_kinds import (
 )
 from schedgate.errors import ComponentError, NotHere
 from schedgate.kube.api import ignore_not_found, read_json
-from schedgate.spec.cluster import GPU, ClusterDefinition, NodeSpec, Taint
+from schedgate.spec.cluster import GPU, ClusterDefinition, Condition, NodeSpec, Taint
 
 __all__ = ["ADMISSION_TAINTS", "DELETE", "MERGE", "ApiOnlyNodes", "KubeletNodes", "NodeBackend", "Nodes", "Touch",
            "now", "ready_condition", "wait_allocatable", "wait_node_registered"]
 
 # What an edit touched, so the reset knows what to undo.
-Aspect = Literal["label", "annotation", "taint", "resource", "node"]
+Aspect = Literal["label", "annotation", "taint", "resource", "node", "condition"]
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,12 @@ class Nodes:
             self._touch(node, "resource", r)
         self.backend.set_resources(node, capacity, allocatable)
 
+    def set_conditions(self, node: str, conditions: Sequence[Condition]) -> None:
+        """Set status conditions by type (the reset puts the definition's back)."""
+        for c in conditions:
+            self._touch(node, "condition", c.type)
+        self.backend.set_conditions(node, conditions)
+
     def add(self, spec: NodeSpec) -> None:
         """Create a node the definition does not have; the reset deletes it again."""
         if not self.backend.adds_nodes:
@@ -153,7 +159,8 @@ class Nodes:
             self.backend.before_edit(spec.name, "bring the node back")
             changed = self.backend.bring_back(spec)
             cur = self.read(spec.name) or {}
-        keys = {a: {t.key for t in touched if t.aspect == a} for a in ("label", "annotation", "taint", "resource")}
+        keys = {a: {t.key for t in touched if t.aspect == a}
+                for a in ("label", "annotation", "taint", "resource", "condition")}
         meta = cur.get("metadata") or {}
         labels = meta.get("labels") or {}
         label_patch: dict[str, str | None] = {k: v for k, v in spec.labels.items() if labels.get(k) != v}
@@ -176,7 +183,7 @@ class Nodes:
             self._patch(spec.name, patch)
             changed = True
         resources = set(spec.capacity) | keys["resource"]
-        status_patch = self.backend.status_patch(spec, cur.get("status") or {}, resources)
+        status_patch = self.backend.status_patch(spec, cur.get("status") or {}, resources, keys["condition"])
         if status_patch:
             self.backend.before_edit(spec.name, f"make its resources as defined: {sorted(_flat(status_patch))}")
             self.core.patch_node_status(spec.name, {"status": status_patch}, _content_type=MERGE)

@@ -1,5 +1,5 @@
 """Scenario steps for objects of any kind and for nodes by spec: apply, patch, delete, addNodes,
-setResources. Each is undone after the test: applied objects are deleted (namespaced ones go with the
+setResources, setConditions. Each is undone after the test: applied objects are deleted (namespaced ones go with the
 run's namespace), added nodes deleted, changed resources put back as defined."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from schedgate.scenarios.node_steps import NodeStep
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
-from schedgate.spec.cluster import NodeSpec, parse_node
+from schedgate.spec.cluster import Condition, NodeSpec, parse_conditions, parse_node
 from schedgate.spec.manifest import describe, object_manifest
 
 # Kinds a scenario makes with its own steps, where the harness keeps track of them.
@@ -162,3 +162,21 @@ class SetResources(NodeStep):
 
     def on(self, r: Run, node: str) -> None:
         r.cluster.set_resources(node, dict(self.capacity), dict(self.allocatable))
+
+
+@step("setConditions")
+@dataclass(frozen=True)
+class SetConditions(NodeStep):
+    """``conditions``: status conditions by type (``type``, ``status``, ``reason``, ``message``); API-only
+    nodes only (a kubelet rewrites its own at each heartbeat)."""
+
+    conditions: tuple[Condition, ...] = ()
+    FIELDS: ClassVar[tuple[str, ...]] = ("conditions",)
+
+    @classmethod
+    def parse(cls, p: Parser, raw: Any, w: str) -> SetConditions:
+        m, nodes = cls.parse_nodes(p, raw, w)
+        return cls(nodes=nodes, conditions=parse_conditions(p.v, m["conditions"], f"{w}.conditions"))
+
+    def on(self, r: Run, node: str) -> None:
+        r.cluster.set_conditions(node, self.conditions)

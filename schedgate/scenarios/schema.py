@@ -5,14 +5,13 @@ No field list is written here: the loader is probed for each. Every mapping it c
 :meth:`~schedgate.spec.validate.Validator.mapping`, which refuses an unknown key with ``unknown field
 (allowed: a, b, c)`` and a missing one with ``required field is missing``. So the loader's own code parses,
 for each step of ``STEPS``, outcome of ``OUTCOMES`` and nested mapping (the top level, a cluster, pool,
-node, taint, toleration, the extender's faults), on a one-node in-memory cluster (``load_scenario`` from a
+node, taint, condition, toleration, the extender's faults), on a one-node in-memory cluster (``load_scenario`` from a
 temporary file): a body with one unknown key, whose refusal lists the allowed fields; an empty one, adding
 each field reported missing (the required ones); then each field alone, to find those that get a body
 past a refusal of it as a whole ("needs one of ..."). An outcome's body is tried as ``true``, null, a node
 name and a mapping; templates take the loader's ``TEMPLATE_FIELDS``. Written here is only what no field
 list says: each field's JSON type (:data:`TYPES`), rules no probe reaches (:data:`RULES`), fields named
-only to be refused (:data:`REFUSED`). Descriptions are the step and outcome classes' docstrings. Keywords
-mean the same in draft-07, for YAML language servers that predate 2020-12.
+only to be refused (:data:`REFUSED`). Descriptions: the classes' docstrings. Keywords mean the same in draft-07.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ from schedgate.scenarios.outcomes import BOUNDS, OUTCOMES
 from schedgate.scenarios.parse import MAX_PODS, TEMPLATE_FIELDS, Parser
 from schedgate.scenarios.steps import STEPS, WAIT_UNTIL
 from schedgate.spec import cluster as cluster_module
-from schedgate.spec.cluster import API_VERSION, MAX_NODES, parse_definition
+from schedgate.spec.cluster import API_VERSION, CONDITION_STATUSES, MAX_NODES, parse_definition
 from schedgate.spec.roles import SCENARIO_ROLES
 from schedgate.spec.schedconfig import SchedulerConfig
 from schedgate.spec.validate import DNS_LABEL, LABEL_VALUE, MAX_SECONDS, TAINT_EFFECTS, Validator, join
@@ -99,7 +98,8 @@ TYPES: dict[str, Schema] = {
     "annotations": {**_ref("annotations"), "description": "key -> value; null removes it"},
     "requireLabels": {"description": "label key -> the value, or a list of values, a node must have",
                       "type": "object", "additionalProperties": {"anyOf": [LABEL, _list(STR, 1)]}},
-    "tolerations": _list(_ref("toleration")), "taints": _list(_ref("taint")),
+    "tolerations": _list(_ref("toleration")), "taints": _list(_ref("taint")), "conditions": _list(_ref("condition"), 1),
+    "condition.type": STR, "condition.status": {"enum": list(CONDITION_STATUSES)},
     "effect": {"enum": list(TAINT_EFFECTS)}, "until": {"enum": list(WAIT_UNTIL)}, "value": LABEL,
     "oneAtATime": {**BOOL, "description": "wait until each pod is bound or refused before the next"},
     "malformed": BOOL, "down": BOOL, "unschedulable": BOOL,
@@ -191,6 +191,7 @@ def _scenario_file(body: Any) -> None:
         load.load_scenario(path)
 
 
+_NAMED, _COND = {"name": "n", "capacity": _POOL["capacity"]}, "nodes[0].conditions[0]"
 # The nested mappings: context -> (an attempt that parses one, where the loader names it).
 NESTED: dict[str, tuple[Attempt, str]] = {
     "pool": (lambda b: parse_definition({**_CLUSTER, "pools": [b]}), "pools[0]"),
@@ -199,6 +200,7 @@ NESTED: dict[str, tuple[Attempt, str]] = {
     "toleration": (lambda b: step_attempt("createPods")({"name": "p", "tolerations": [b]}),
                    f"{W}.createPods.tolerations[0]"),
     "faults": (lambda b: step_attempt("extender")({"faults": b}), f"{W}.extender.faults"),
+    "condition": (lambda b: parse_definition({**_CLUSTER, "nodes": [{**_NAMED, "conditions": [b]}]}), _COND),
 }
 # Capacities the loader requires resources of (probed with a valid quantity).
 CAPACITY: dict[str, tuple[Attempt, str]] = {

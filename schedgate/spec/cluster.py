@@ -57,6 +57,34 @@ class Taint:
 
 
 @dataclass(frozen=True)
+class Condition:
+    type: str
+    status: str
+    reason: str = ""
+    message: str = ""
+
+
+CONDITION_STATUSES = ("True", "False", "Unknown")
+
+
+def parse_conditions(v: Validator, raw: Any, where: str) -> tuple[Condition, ...]:
+    """A node's status conditions: ``type`` and ``status`` (True, False, Unknown), ``reason``, ``message``."""
+    if not isinstance(raw, list) or not raw:
+        v.fail(where, f"must be a non-empty list of conditions, got {kind_of(raw)}")
+    out: dict[str, Condition] = {}
+    for i, c in enumerate(raw):
+        cw = f"{where}[{i}]"
+        m = v.mapping(c, cw, required=("type", "status"), allowed=("type", "status", "reason", "message"))
+        ctype = v.string(m["type"], f"{cw}.type")
+        if m["status"] not in CONDITION_STATUSES:
+            v.fail(f"{cw}.status", f"must be one of {', '.join(CONDITION_STATUSES)} (quoted), got {short(m['status'])}")
+        if ctype in out:
+            v.fail(f"{cw}.type", f"condition {ctype!r} is given twice")
+        out[ctype] = Condition(ctype, m["status"], str(m.get("reason") or ""), str(m.get("message") or ""))
+    return tuple(out.values())
+
+
+@dataclass(frozen=True)
 class NodeSpec:
     """One node as the definition wants it: the state a test starts from."""
 
@@ -67,6 +95,8 @@ class NodeSpec:
     capacity: Mapping[str, str]
     allocatable: Mapping[str, str]
     unschedulable: bool = False
+    # Status conditions besides Ready=True (which every node has unless it names its own Ready).
+    conditions: tuple[Condition, ...] = ()
 
     @property
     def gpus(self) -> int:
@@ -175,7 +205,7 @@ def parse_definition(doc: Any, source: str = "<memory>") -> ClusterDefinition:
     return ClusterDefinition(name=name, pools=tuple(pools), source=source, named=tuple(named))
 
 
-NODE_FIELDS = ("name", "labels", "taints", "capacity", "allocatable", "unschedulable")
+NODE_FIELDS = ("name", "labels", "taints", "capacity", "allocatable", "unschedulable", "conditions")
 
 
 def parse_node(v: Validator, raw: Any, where: str) -> NodeSpec:
@@ -190,7 +220,8 @@ def parse_node(v: Validator, raw: Any, where: str) -> NodeSpec:
         labels = {HOSTNAME: name, **labels}
     capacity, allocatable = _resources(v, m, where)
     unschedulable = v.flag(m["unschedulable"], f"{where}.unschedulable") if "unschedulable" in m else False
-    return NodeSpec(name=name, pool=name, labels=labels,
+    conditions = parse_conditions(v, m["conditions"], f"{where}.conditions") if "conditions" in m else ()
+    return NodeSpec(name=name, pool=name, labels=labels, conditions=conditions,
                     taints=_taints(v, m.get("taints") or [], f"{where}.taints"), capacity=capacity,
                     allocatable=allocatable, unschedulable=unschedulable)
 

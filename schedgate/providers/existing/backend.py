@@ -25,7 +25,7 @@ from schedgate.runtime.health import free_port
 from schedgate.runtime.procs import Component, RunDir
 from schedgate.runtime.scheduler import Scheduler, SchedulerProcess, distinct, forget
 from schedgate.runtime.toolchain import Binaries
-from schedgate.spec.cluster import GPU, NodeSpec
+from schedgate.spec.cluster import GPU, Condition, NodeSpec
 from schedgate.spec.schedconfig import LEASE_NAMESPACE, SchedulerConfig
 
 EDITABLE_LABEL = "schedgate.io/editable"
@@ -79,14 +79,18 @@ class ExistingNodes:
             raise NotHere(f"node {node} reports real GPUs; schedgate does not change their count there "
                           "unless --allow-fake-gpus is given")
 
-    def status_patch(self, spec: NodeSpec, status: Mapping[str, Any], resources: set[str]) -> dict[str, Any]:
-        patch = self._kind(spec.name).status_patch(spec, status, resources)
+    def status_patch(self, spec: NodeSpec, status: Mapping[str, Any], resources: set[str],
+                     conditions: set[str]) -> dict[str, Any]:
+        patch = self._kind(spec.name).status_patch(spec, status, resources, conditions)
         if any(GPU in (patch.get(s) or {}) for s in ("capacity", "allocatable")):
             self._gpus_may_change(spec.name)
         return patch
 
     def settle(self, spec: NodeSpec, resources: set[str]) -> None:
         self._kind(spec.name).settle(spec, resources)
+
+    def set_conditions(self, node: str, conditions: Sequence[Condition]) -> None:
+        self._kind(node).set_conditions(node, conditions)
 
     def set_resources(self, node: str, capacity: Mapping[str, str], allocatable: Mapping[str, str]) -> None:
         if GPU in capacity or GPU in allocatable:
