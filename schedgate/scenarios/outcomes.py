@@ -156,30 +156,36 @@ def _true(p: Parser, body: Any, w: str) -> None:
         p.v.fail(w, f"must be true, got {body!r}")
 
 
-@outcome("gone")
 @dataclass(frozen=True)
-class Gone:
+class WhenTrue:
+    """An outcome written ``NAME: true`` that waits until every pod matches :meth:`matcher`."""
+
     @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Gone:
+    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Self:
         _true(p, body, w)
         return cls()
 
+    def matcher(self) -> Matcher:
+        raise NotImplementedError
+
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
-        r.each(pods, gone(), timeout)
+        r.each(pods, self.matcher(), timeout)
+
+
+@outcome("gone")
+@dataclass(frozen=True)
+class Gone(WhenTrue):
+    def matcher(self) -> Matcher:
+        return gone()
 
 
 @outcome("schedulingGated")
 @dataclass(frozen=True)
-class SchedulingGated:
+class SchedulingGated(WhenTrue):
     """Held by scheduling gates (reason SchedulingGated); a scheduler's verdict fails at once."""
 
-    @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> SchedulingGated:
-        _true(p, body, w)
-        return cls()
-
-    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
-        r.each(pods, scheduling_gated(), timeout)
+    def matcher(self) -> Matcher:
+        return scheduling_gated()
 
 
 @outcome("nominatedNode")
