@@ -164,3 +164,46 @@ def test_the_conformance_folder_names_an_upstream_source_per_file():
         text = path.read_text()
         assert text.startswith("# Upstream: kubernetes v1.37 "), path
         load_scenario(path)
+
+
+NODE_MANIFEST = """\
+apiVersion: schedgate.io/v1alpha1
+kind: Cluster
+name: from-kubectl
+nodes:
+  - apiVersion: v1
+    kind: Node
+    metadata:
+      name: ip-10-0-0-1.ec2.internal
+      labels: {kubernetes.io/hostname: ip-10-0-0-1, topology.kubernetes.io/zone: eu-1a}
+      creationTimestamp: "2026-11-30T10:00:00Z"
+    spec:
+      taints: [{key: dedicated, value: gpu, effect: NoSchedule, timeAdded: "2026-11-30T10:00:00Z"}]
+    status:
+      capacity: {cpu: "8", memory: 32Gi, pods: "110", nvidia.com/gpu: "1"}
+      allocatable: {cpu: 7900m, memory: 31Gi, pods: "110", nvidia.com/gpu: "1"}
+      conditions:
+        - {type: Ready, status: "True", reason: KubeletReady, lastHeartbeatTime: "2026-11-30T10:00:00Z"}
+"""
+
+
+def test_a_node_manifest_is_a_node_of_the_definition(tmp_path):
+    from schedgate.spec.cluster import load_definition
+
+    path = tmp_path / "c.yaml"
+    path.write_text(NODE_MANIFEST)
+    (node,) = load_definition(path).nodes()
+    assert node.name == "ip-10-0-0-1.ec2.internal"
+    assert node.labels["kubernetes.io/hostname"] == "ip-10-0-0-1"  # its own, not made from the name
+    assert [t.to_api() for t in node.taints] == [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]
+    assert node.allocatable["cpu"] == "7900m" and node.capacity["nvidia.com/gpu"] == "1"
+    assert [(c.type, c.status) for c in node.conditions] == [("Ready", "True")]
+    # A problem is named by the manifest's own field, with its line.
+    path.write_text(NODE_MANIFEST.replace("pods: \"110\", nvidia", "nvidia"))
+    with pytest.raises(DefinitionError) as e:
+        load_definition(path)
+    assert e.value.field == "nodes[0].status.capacity.pods" and "(line 14)" in e.value.problem, str(e.value)
+    path.write_text(NODE_MANIFEST.replace("    spec:\n", "    spek:\n"))
+    with pytest.raises(DefinitionError) as e:
+        load_definition(path)
+    assert e.value.field == "nodes[0]" and "'spek' was unexpected" in e.value.problem, str(e.value)

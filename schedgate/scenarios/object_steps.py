@@ -11,7 +11,7 @@ from schedgate.scenarios.node_steps import NodeStep
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
-from schedgate.spec.cluster import Condition, NodeSpec, parse_conditions, parse_node
+from schedgate.spec.cluster import Condition, NodeSpec, parse_conditions, parse_node_or_manifest
 from schedgate.spec.manifest import describe, object_manifest
 
 # Kinds a scenario makes with its own steps, where the harness keeps track of them.
@@ -118,7 +118,8 @@ class Delete:
 @step("addNodes")
 @dataclass(frozen=True)
 class AddNodes:
-    """``nodes``: nodes by spec (the fields of a cluster definition's ``nodes:``), deleted after the test."""
+    """``nodes``: nodes by spec (a cluster definition's ``nodes:`` entries: its fields or Node manifests),
+    deleted after the test."""
 
     specs: tuple[NodeSpec, ...]
 
@@ -130,7 +131,7 @@ class AddNodes:
             v.fail(f"{w}.nodes", "must be a non-empty list of nodes")
         specs = []
         for i, body in enumerate(m["nodes"]):
-            spec = parse_node(v, body, f"{w}.nodes[{i}]")
+            spec = parse_node_or_manifest(v, body, f"{w}.nodes[{i}]")
             if spec.name in p.node_names or spec.name in p.pools:
                 v.fail(f"{w}.nodes[{i}].name", f"node {spec.name!r} already exists in the scenario")
             p.added[spec.name] = spec

@@ -4,14 +4,13 @@
 No field list is written here: the loader is probed for each. Every mapping it checks goes through
 :meth:`~schedgate.spec.validate.Validator.mapping`, which refuses an unknown key with ``unknown field
 (allowed: a, b, c)`` and a missing one with ``required field is missing``. So the loader's own code parses,
-for each step of ``STEPS``, outcome of ``OUTCOMES`` and nested mapping (the top level, a cluster, pool,
-node, taint, condition, toleration, the extender's faults), on a one-node in-memory cluster (``load_scenario`` from a
-temporary file): a body with one unknown key, whose refusal lists the allowed fields; an empty one, adding
-each field reported missing (the required ones); then each field alone, to find those that get a body
-past a refusal of it as a whole ("needs one of ..."). An outcome's body is tried as ``true``, null, a node
-name and a mapping; templates take the loader's ``TEMPLATE_FIELDS``. Written here is only what no field
-list says: each field's JSON type (:data:`TYPES`), rules no probe reaches (:data:`RULES`), fields named
-only to be refused (:data:`REFUSED`). Descriptions: the classes' docstrings. Keywords mean the same in draft-07.
+for each step, outcome and nested mapping (the top level, a cluster, pool, node, taint, condition,
+toleration, the extender's faults), on a one-node in-memory cluster: a body with one unknown key (its
+refusal lists the allowed fields); an empty one, adding each field reported missing (the required ones);
+each field alone, to find those that get a body past a refusal of it as a whole ("needs one of ...").
+An outcome's body is tried as ``true``, null, a node name and a mapping; templates take ``TEMPLATE_FIELDS``.
+Written here is only each field's JSON type (:data:`TYPES`), rules no probe reaches (:data:`RULES`) and
+fields named only to be refused (:data:`REFUSED`). Descriptions: the classes' docstrings (draft-07 safe).
 """
 
 from __future__ import annotations
@@ -52,6 +51,8 @@ _CLUSTER: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "Cluster", "name"
 _NODE = "p-1"        # the one node of _CLUSTER
 _UNKNOWN = re.compile(r"^unknown field \(allowed: (.*?)\)(?: \(line \d+\))?$")
 STR: Schema = {"type": "string", "minLength": 1}
+NODE_OR_MANIFEST: Schema = {"anyOf": [{"$ref": "#/$defs/node"}, {"type": "object", "properties": {"kind": {
+    "const": "Node"}}, "required": ["kind"], "description": "a Node manifest, checked against the pinned API"}]}
 NAMES: Schema = {"anyOf": [STR, {"type": "array", "minItems": 1, "items": STR}]}
 
 
@@ -91,8 +92,8 @@ TYPES: dict[str, Schema] = {
     "drop": _ref("nodeSet"), "pods": _ref("podSet"), "forbidLabels": _ref("names"),
     "timeout": {"type": "number", "minimum": 0.1, "maximum": MAX_SECONDS, "description": "seconds (default 30)"},
     "latency": {"type": "number", "minimum": 0, "maximum": MAX_SECONDS, "description": "seconds"},
-    "count": _int(), "size": {**_int(1), "description": "GPUs of a whole node (default 8)"},
-    "distinctNodes": _int(1), "status": _int(100, 599), "gpus": _int(),
+    "count": _int(), "size": {**_int(1), "description": "GPUs of a whole node (default 8)"}, "gpus": _int(),
+    "distinctNodes": _int(1), "status": _int(100, 599), "malformed": BOOL, "down": BOOL, "unschedulable": BOOL,
     "cpu": _ref("quantity"), "memory": _ref("quantity"), "requests": _ref("resources"),
     "capacity": _ref("resources"), "allocatable": _ref("resources"), "labels": _ref("labels"),
     "annotations": {**_ref("annotations"), "description": "key -> value; null removes it"},
@@ -102,7 +103,6 @@ TYPES: dict[str, Schema] = {
     "condition.type": STR, "condition.status": {"enum": list(CONDITION_STATUSES)},
     "effect": {"enum": list(TAINT_EFFECTS)}, "until": {"enum": list(WAIT_UNTIL)}, "value": LABEL,
     "oneAtATime": {**BOOL, "description": "wait until each pod is bound or refused before the next"},
-    "malformed": BOOL, "down": BOOL, "unschedulable": BOOL,
     "pod": {"type": "object", "description": "a Pod manifest fragment (metadata, spec), merged over the shorthand "
                                              "fields; checked against the pinned API's schema when the file loads"},
     "manifest": {"type": "object", "description": "an object of any kind the pinned API serves"},
@@ -115,7 +115,7 @@ TYPES: dict[str, Schema] = {
     "by": STR, "scheduler": {**STR, "description": "the scheduler's name (default: default-scheduler)"},
     "node": {**STR, "description": "bound to this node at creation: no scheduler involved"},
     "createPods.name": DNS, "createPods.count": {**_int(1, MAX_PODS), "description": "1: name; N: name-1..name-N"},
-    "addNodes.nodes": _list(_ref("node"), 1), "extender.kind": {"enum": list(EXTENDER_KINDS)},
+    "addNodes.nodes": _list(NODE_OR_MANIFEST, 1), "extender.kind": {"enum": list(EXTENDER_KINDS)},
     "startScheduler.config": {**CONFIG, "examples": list(SCENARIO_ROLES)},
     "metric.labels": {"type": "object", "additionalProperties": SCALAR},
     "metric.scheduler": {**STR, "description": "the profile of a running scheduler"},
@@ -125,7 +125,7 @@ TYPES: dict[str, Schema] = {
     "Scenario.scheduler": {"anyOf": [CONFIG, {"type": "object", "description": "an inline configuration"}]},
     "Scenario.templates": {"type": "object", "propertyNames": DNS, "additionalProperties": _ref("template")},
     "Cluster.apiVersion": {"const": API_VERSION}, "Cluster.kind": {"const": "Cluster"}, "Cluster.name": DNS,
-    "Cluster.pools": _list(_ref("pool")), "Cluster.nodes": _list(_ref("node")),
+    "Cluster.pools": _list(_ref("pool")), "Cluster.nodes": _list(NODE_OR_MANIFEST),
     "pool.name": {**DNS, "description": "its nodes are NAME-1 .. NAME-COUNT"}, "pool.count": _int(1, MAX_NODES),
 }
 

@@ -28,8 +28,9 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+from schedgate.spec.manifest import check_manifest
 from schedgate.spec.validate import LABEL_VALUE, Validator, kind_of, short
 from schedgate.spec.yamlfile import read_yaml
 
@@ -156,12 +157,12 @@ class ClusterDefinition:
 
 def load_definition(path: str | Path) -> ClusterDefinition:
     """Read and validate a cluster definition file."""
-    doc, _ = read_yaml(path, "cluster definition")
-    return parse_definition(doc, source=str(path))
+    doc, lines = read_yaml(path, "cluster definition")
+    return parse_definition(doc, source=str(path), lines=lines)
 
 
-def parse_definition(doc: Any, source: str = "<memory>") -> ClusterDefinition:
-    v = Validator(source)
+def parse_definition(doc: Any, source: str = "<memory>", lines: dict[str, int] | None = None) -> ClusterDefinition:
+    v = Validator(source, lines)
     top = v.mapping(doc, "", required=("apiVersion", "kind", "name"),
                     allowed=("apiVersion", "kind", "name", "pools", "nodes"))
     if top["apiVersion"] != API_VERSION:
@@ -195,7 +196,7 @@ def parse_definition(doc: Any, source: str = "<memory>") -> ClusterDefinition:
         v.fail("pools", f"node name {dupes[0]!r} comes out of two pools; rename one pool")
     named: list[NodeSpec] = []
     for i, raw in enumerate(raw_nodes):
-        node = parse_node(v, raw, f"nodes[{i}]")
+        node = parse_node_or_manifest(v, raw, f"nodes[{i}]")
         if node.name in counts or any(n.name == node.name for n in named):
             v.fail(f"nodes[{i}].name", f"node {node.name!r} is defined twice")
         if node.name in seen:
@@ -224,6 +225,51 @@ def parse_node(v: Validator, raw: Any, where: str) -> NodeSpec:
     return NodeSpec(name=name, pool=name, labels=labels, conditions=conditions,
                     taints=_taints(v, m.get("taints") or [], f"{where}.taints"), capacity=capacity,
                     allocatable=allocatable, unschedulable=unschedulable)
+
+
+# Where a Node manifest keeps each field of a ``nodes:`` entry.
+_IN_MANIFEST = {"name": "metadata.name", "labels": "metadata.labels", "taints": "spec.taints",
+                "unschedulable": "spec.unschedulable", "capacity": "status.capacity",
+                "allocatable": "status.allocatable", "conditions": "status.conditions"}
+
+
+class _InManifest(Validator):
+    """Names a problem of a converted Node manifest by the manifest's own field (``status.capacity.cpu``)."""
+
+    def __init__(self, v: Validator, where: str) -> None:
+        super().__init__(v.source, v.lines)
+        self.where = where
+
+    def fail(self, where: str, problem: str) -> NoReturn:
+        rest = where[len(self.where) + 1:] if where.startswith(self.where + ".") else ""
+        head, dot, tail = rest.partition(".")
+        if head in _IN_MANIFEST:
+            where = f"{self.where}.{_IN_MANIFEST[head]}{dot}{tail}"
+        super().fail(where, problem)
+
+
+def parse_node_or_manifest(v: Validator, raw: Any, where: str) -> NodeSpec:
+    """A ``nodes:`` entry: schedgate's fields, or a Node manifest (``kubectl get node -o yaml``), checked
+    against the pinned API's schema; what scheduling reads of it is kept (timestamps and the rest dropped)."""
+    if not (isinstance(raw, dict) and raw.get("kind") == "Node"):
+        return parse_node(v, raw, where)
+    check_manifest(v, raw, where)
+    meta, spec, status = raw.get("metadata") or {}, raw.get("spec") or {}, raw.get("status") or {}
+    fields: dict[str, Any] = {"name": meta.get("name"), "capacity": status.get("capacity")}
+    if meta.get("labels"):
+        fields["labels"] = meta["labels"]
+    if spec.get("taints"):
+        fields["taints"] = [{k: t[k] for k in ("key", "value", "effect") if k in t} for t in spec["taints"]]
+    if spec.get("unschedulable"):
+        fields["unschedulable"] = True
+    if status.get("allocatable"):
+        fields["allocatable"] = status["allocatable"]
+    if status.get("conditions"):
+        fields["conditions"] = [{k: c[k] for k in ("type", "status", "reason", "message") if k in c}
+                                for c in status["conditions"]]
+    if fields["capacity"] is None:
+        v.fail(f"{where}.status.capacity", "required field is missing (cpu, memory and pods at least)")
+    return parse_node(_InManifest(v, where), fields, where)
 
 
 def _resources(v: Validator, m: dict[str, Any], where: str) -> tuple[dict[str, str], dict[str, str]]:
