@@ -82,7 +82,7 @@ def test_a_malformed_cluster_file_names_file_and_field(tmp_path):
     bad.write_text(good.replace("nvidia.com/gpu: 8}", "nvidia.com/gpu: -2}", 1))
     r = pytest_child(tmp_path, "e2e", "--cluster", str(bad))
     assert r.returncode == 4
-    assert f"ERROR: {bad}: pools[0].capacity.nvidia.com/gpu: must be >= 0, got -2" in r.stderr.splitlines()
+    assert f"ERROR: {bad}: pools[0].capacity.nvidia.com/gpu: must be >= 0, got -2 (line 13)" in r.stderr.splitlines()
     assert run_dirs(tmp_path) == [] and our_processes(tmp_path) == []
 
 
