@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
 def _pages(fn: Any, what: str, **kwargs: Any) -> Iterator[dict[str, Any]]:
     token, seen = None, 0
     while True:
-        page = read_json(fn, limit=PAGE, _continue=token, **kwargs) if token else read_json(fn, limit=PAGE, **kwargs)
+        page = read_json(fn, limit=PAGE, _continue=token, **kwargs)  # the client leaves out a None
         items = page.get("items") or []
         seen += len(items)
         log.info("snapshot: %d %s listed", seen, what)

@@ -234,7 +234,3 @@ def wanted_conditions(spec: NodeSpec) -> list[dict[str, str]]:
 
 def _condition_set(conditions: Sequence[Mapping[str, Any]]) -> set[tuple[str, str]]:
     return {(str(c.get("type")), str(c.get("status"))) for c in conditions}
-
-
-def _ready(status: Mapping[str, Any]) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or [])

@@ -61,12 +61,13 @@ class Attempt:
     failure: str | None = None                                         # the FitError (or error) text
     error: bool = False                                                # "Error scheduling pod; retrying"
 
-    def rejected_by(self, node: str) -> str:
+    def rejected_by(self, node: str, ruled_out: frozenset[str] = frozenset()) -> str:
         """Why ``node`` was not feasible, as far as the log tells: a plugin's own line, the one plugin
-        that rejected nodes, or the set it was one of."""
+        that rejected nodes, or the set it was one of (less ``ruled_out``: plugins that cannot reject it)."""
         if node in self.node_reasons:
             return self.node_reasons[node]
-        rest = [p for p in self.rejecting if not any(r.startswith(p + ":") for r in self.node_reasons.values())]
+        rest = [p for p in self.rejecting if p not in ruled_out
+                and not any(r.startswith(p + ":") for r in self.node_reasons.values())]
         if len(rest) == 1:
             return rest[0]
         if rest:

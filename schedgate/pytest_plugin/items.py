@@ -87,12 +87,12 @@ class ExtraClusters:
         if started is not None:  # nodes this provider can replace
             started.cluster.redefine(scenario.definition)
         else:
-            started = self.started.get(key) or self._start(scenario, config, key)
+            started = self.started.get(key) or self._start(scenario, config, by_config, key)
         c = started.cluster
         c.catch_up()
         return c
 
-    def _start(self, scenario: Scenario, config: SchedulerConfig, key: str) -> Started:
+    def _start(self, scenario: Scenario, config: SchedulerConfig, by_config: str, key: str) -> Started:
         if not provider(self.base.provider).makes_clusters:
             pytest.skip(f"schedgate: the {self.base.provider} provider runs in one cluster as it is; "
                         f"{scenario.source} needs another cluster definition or scheduler profile")
@@ -102,7 +102,6 @@ class ExtraClusters:
             started = start_cluster(req)
         except SchedgateError as e:
             pytest.fail(f"schedgate: cluster for {scenario.source}: {e}", pytrace=False)
-        by_config = json.dumps(config.doc, sort_keys=True)
         self.started[by_config if started.cluster.nodes.backend.adds_nodes else key] = started
         return started
 

@@ -18,7 +18,7 @@ from typing import Any
 from schedgate.objects.schedlog import Attempt, PodLog
 
 # NodeUnschedulable rejects only nodes marked unschedulable; on any other node it cannot be the filter.
-_CORDON_ONLY = "NodeUnschedulable"
+_CORDON_ONLY = frozenset({"NodeUnschedulable"})
 CHOSEN = "#1b7f5a"     # the row of the node the pod was bound to
 REJECTED = "#f6d5d5"   # rows of nodes a filter rejected
 _CSS = (f"h3.explain-pod{{font-size:14px;margin:14px 0 4px}} .explain td{{font-size:12px}} "
@@ -74,7 +74,7 @@ def _one(pod: str, scheduler: str, attempts: int, a: Attempt, nodes: list[tuple[
         elif a.bound_to == name:
             rows.append(Row(name, "chosen (the only feasible node: no scores logged)", None, {}))
         else:
-            rows.append(Row(name, _rejected(a, name, cordoned), None, {}))
+            rows.append(Row(name, a.rejected_by(name, frozenset() if cordoned else _CORDON_ONLY), None, {}))
     if a.bound_to:
         outcome = f"bound to {a.bound_to}"
     elif a.failure is not None:
@@ -83,13 +83,6 @@ def _one(pod: str, scheduler: str, attempts: int, a: Attempt, nodes: list[tuple[
         outcome = "in progress"
     note = "" if a.totals or not a.bound_to else "one feasible node: the scheduler logs no scores then"
     return Explanation(pod, scheduler, attempts, outcome, tuple(rows), plugins, note)
-
-
-def _rejected(a: Attempt, node: str, cordoned: bool) -> str:
-    if node in a.node_reasons or cordoned:
-        return a.rejected_by(node)
-    narrowed = Attempt(node_reasons=a.node_reasons, rejecting=tuple(p for p in a.rejecting if p != _CORDON_ONLY))
-    return narrowed.rejected_by(node)
 
 
 def explain_text(items: list[Explanation]) -> str:
