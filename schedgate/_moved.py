@@ -20,7 +20,7 @@ MOVED: dict[str, tuple[str, ...]] = {
     "schedgate.artifacts": ("schedgate.report.artifacts",),
     "schedgate.builders": ("schedgate.objects.builders", "schedgate.objects.pods"),
     "schedgate.collect": ("schedgate.pytest_plugin.items",),
-    "schedgate.definitions": ("schedgate.spec.cluster", "schedgate.spec.validate"),
+    "schedgate.definitions": ("schedgate.spec.cluster", "schedgate.spec.node_fields", "schedgate.spec.validate"),
     "schedgate.events": ("schedgate.objects.events",),
     "schedgate.extender": ("schedgate.faults.extender",),
     "schedgate.fixtures": ("schedgate.pytest_plugin.fixtures",),

@@ -17,15 +17,17 @@ from typing import Any, TypeVar
 
 from kubernetes import client as k8s
 
+from schedgate.cluster import gpus
 from schedgate.cluster.backend import Backend, ExportsLogs, ExposesApiServer, RestartsApiServer, StartsSchedulers
+from schedgate.cluster.devices import Devices
 from schedgate.cluster.leases import Lease
 from schedgate.cluster.nodes import Nodes
 from schedgate.cluster.sync import SYNC_NODE, SyncBarrier
 from schedgate.errors import ComponentError, NotHere
 from schedgate.objects.builders import PodBuilder
-from schedgate.objects.pods import Namespace
+from schedgate.objects.pods import Namespace, Pod
 from schedgate.runtime.scheduler import Scheduler, distinct
-from schedgate.spec.cluster import GPU, ClusterDefinition, Condition, NodeSpec
+from schedgate.spec.cluster import ClusterDefinition, Condition, NodeSpec
 from schedgate.spec.quantity import scaled
 from schedgate.spec.schedconfig import SchedulerConfig
 
@@ -58,8 +60,8 @@ class Cluster:
         # Typed as Any: the API takes plain dict manifests, which the client's stubs do not model.
         self.core: Any = k8s.CoreV1Api(self.api)
         self.events_api: Any = k8s.EventsV1Api(self.api)
-        self.nodes = Nodes(self.core, self.definition, self.backend.nodes)
-        self._barrier = SyncBarrier(self.core, self.sync_node)
+        self.nodes = Nodes(self.core, self.definition, self.backend.nodes, devices=Devices(self.api))
+        self._barrier = SyncBarrier(self.core, self.sync_node, self.nodes.devices)
         self._system_ns: Namespace | None = None
         self._stale_ok = False
 
@@ -228,23 +230,19 @@ class Cluster:
         return body
 
     def gpus_in_use(self, node: str) -> int:
-        pods = self.core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={node}").items
-        used = 0
-        for p in pods:
-            if p.status and p.status.phase in ("Succeeded", "Failed"):
-                continue
-            for c in p.spec.containers:
-                req = (c.resources.requests or {}) if c.resources else {}
-                used += int(req.get(GPU, "0"))
-        return used
+        return gpus.gpus_in_use(self.core, node)
 
     def gpus_allocatable(self, node: str) -> int:
-        n = self.core.read_node(node)
-        return int((n.status.allocatable or {}).get(GPU, "0"))
+        return gpus.gpus_allocatable(self.core, node)
 
     def whole_free_nodes(self, nodes: Iterable[str], size: int = 8) -> list[str]:
-        """Nodes with ``size`` allocatable GPUs and none in use."""
-        return [n for n in nodes if self.gpus_allocatable(n) == size and self.gpus_in_use(n) == 0]
+        """Nodes with ``size`` GPUs (allocatable, or devices published) and none in use."""
+        return [n for n in nodes if gpus.whole_free(self.core, self.nodes.devices, n, size)]
+
+    def allocated_devices(self, pod: Pod) -> list[str]:
+        """The names of the devices allocated to the pod's claims (on its node), in claim order."""
+        devices = self.nodes.devices
+        return [d for _, _, d in devices.allocated(pod.ns.name, pod.read_raw() or {})] if devices else []
 
     # -- node edits (undone before the next test) ----------------------------
     def label(self, node: str, key: str, value: str) -> None:

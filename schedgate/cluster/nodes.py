@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from schedgate.cluster.devices import Devices
 from schedgate.cluster.node_kinds import (
     ADMISSION_TAINTS,
     DELETE,
@@ -50,6 +51,8 @@ class Nodes:
     added: dict[str, NodeSpec] = field(default_factory=dict)
     # An edit the schedulers may not have seen yet (see Cluster.settle).
     unseen: bool = False
+    # The nodes' devices, published as ResourceSlices (API-only nodes only).
+    devices: Devices | None = None
 
     def _touch(self, node: str, aspect: Aspect, key: str, what: str = "") -> None:
         self.backend.before_edit(node, what or (f"set {aspect} {key}" if aspect != "node" else key))
@@ -115,6 +118,18 @@ class Nodes:
         self.backend.bring_back(spec)
         self._reconcile(spec, set())
 
+    def set_devices_offline(self, node: str, names: Sequence[str], offline: bool = True) -> None:
+        """Take devices out of the node's ResourceSlice (a device gone offline), or with ``offline=False``
+        put them back; the reset restores every one."""
+        spec = self._spec(node)
+        if self.devices is None or not spec.devices:
+            raise NotHere(f"node {node} has no devices schedgate publishes")
+        self._touch(node, "node", "devices", f"set devices {', '.join(names)} {'offline' if offline else 'online'}")
+        self.devices.set_offline(spec, names, offline)
+
+    def _spec(self, node: str) -> NodeSpec:
+        return self.added.get(node) or self.definition.node(node)
+
     def cordon(self, node: str) -> None:
         self._touch(node, "node", "cordoned")
         self._patch(node, {"spec": {"unschedulable": True}})
@@ -122,6 +137,8 @@ class Nodes:
     def delete(self, node: str) -> None:
         self._touch(node, "node", "deleted", DELETE)
         ignore_not_found(self.core.delete_node, node)
+        if self.devices is not None:
+            self.devices.forget(node)
 
     # -- reset ---------------------------------------------------------------
     def reset(self) -> bool:
@@ -131,7 +148,13 @@ class Nodes:
             del self.added[name]
             self._touched.pop(name, None)
             ignore_not_found(self.core.delete_node, name)
+            if self.devices is not None:
+                self.devices.forget(name)
             changed = True
+        if self.devices is not None:
+            self.devices.offline.clear()  # the nodes' reconcile below publishes every device again
+            if self.backend.adds_nodes:
+                changed |= self.devices.make_classes(self.definition)
         for spec in self.definition.nodes():
             changed |= self._reconcile(spec, self._touched.pop(spec.name, set()))
         return changed
@@ -148,6 +171,8 @@ class Nodes:
             if want.get(spec.name) != spec:
                 self._touched.pop(spec.name, None)
                 ignore_not_found(self.core.delete_node, spec.name)
+                if self.devices is not None:
+                    self.devices.forget(spec.name)
         self.definition = definition
         self.unseen = True
         self.reset()
@@ -189,6 +214,11 @@ class Nodes:
             self.core.patch_node_status(spec.name, {"status": status_patch}, _content_type=MERGE)
             changed = True
         self.backend.settle(spec, resources)
+        if spec.devices and (self.devices is None or not self.backend.adds_nodes):
+            raise NotHere(f"node {spec.name} has devices: schedgate publishes devices on API-only nodes (the "
+                          "local provider); kind's kubelets need a DRA driver, which schedgate does not have yet")
+        if self.devices is not None and self.backend.adds_nodes:
+            changed |= self.devices.publish(spec)
         return changed
 
 

@@ -7,6 +7,13 @@ probe is bound, each scheduler has processed all earlier node and pod
 events. The sync node is cordoned so no other pod goes there; it shows in
 "0/N nodes are available" counts as one node that "were unschedulable",
 never mixed into taint or affinity counts.
+
+ResourceSlices and DeviceClasses come on watches of their own. Where the
+cluster has devices, the barrier also republishes the sync node's slice (one
+device per scheduler, named anew each time) and the sync DeviceClass, whose
+selector holds the token, after every other device change; each probe then
+asks, by a ResourceClaim, for its device of that class. It binds only once its
+scheduler has seen the newest slice and class, and so every earlier one.
 """
 
 from __future__ import annotations
@@ -17,6 +24,9 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
+import kubernetes.client as k8s
+
+from schedgate.cluster.devices import MANAGED, Devices
 from schedgate.cluster.nodes import MERGE, ready_condition
 from schedgate.kube.api import ignore_not_found, read_json
 from schedgate.kube.watch import WaitTimeout, WrongOutcome, wait_for
@@ -29,6 +39,8 @@ SYNC_NODE = "schedgate-sync"
 SYNC_KEY = "schedgate.io/sync"
 # The sync node is a tenant pool of its own and the probes its tenant, so a scheduler that keeps tenants
 # to their pools (TenantFilter, tenant-id / schedgate.io/tenant-pool) admits them there too.
+SYNC_DRIVER = "sync.schedgate.io"
+SYNC_CLASS = "schedgate-sync"
 SYNC_TENANT = {"pod": ("tenant-id", "schedgate-sync"), "node": ("schedgate.io/tenant-pool", "schedgate-sync")}
 
 
@@ -39,10 +51,11 @@ def is_sync_node(name: str) -> bool:
 
 
 class SyncBarrier:
-    def __init__(self, core: Any, node: str = SYNC_NODE) -> None:
+    def __init__(self, core: Any, node: str = SYNC_NODE, devices: Devices | None = None) -> None:
         self.core = core
         self.node = node
         self.count = 0
+        self.devices = devices
 
     def wait(self, schedulers: Iterable[Scheduler], ns: Namespace, timeout: float = 15.0) -> float:
         """Seconds until each scheduler bound its probe; one that does not within ``timeout`` is warned of."""
@@ -50,12 +63,20 @@ class SyncBarrier:
         token = uuid.uuid4().hex[:12]
         self._ensure_node(token)
         self.count += 1
+        schedulers = list(schedulers)
+        dra = self.devices is not None and self.devices.in_use
+        if dra:
+            self._publish_sync_devices(token, len(schedulers))
         probes: list[tuple[str, Pod]] = []
-        for proc in schedulers:
+        claims: list[str] = []
+        for i, proc in enumerate(schedulers):
             profile = proc.profiles[0]
-            b = (make_pod(f"sync-{self.count}-{proc.name}"[:63].rstrip("-"))
-                 .scheduler(profile).require_label(SYNC_KEY, token).tolerate_everything()
+            name = f"sync-{self.count}-{proc.name}"[:63].rstrip("-")
+            b = (make_pod(name).scheduler(profile).require_label(SYNC_KEY, token).tolerate_everything()
                  .label(*SYNC_TENANT["pod"]).request("cpu", "0").request("memory", "0"))
+            if dra:
+                claims.append(self._probe_claim(ns, name, i))
+                b = b.manifest({"spec": {"resourceClaims": [{"name": "sync", "resourceClaimName": name}]}})
             probes.append((profile, b.create(ns)))
         try:
             for profile, probe in probes:
@@ -67,7 +88,56 @@ class SyncBarrier:
         finally:
             for _, probe in probes:
                 probe.delete()
+            for claim in claims:
+                ignore_not_found(self._res.delete_namespaced_resource_claim, claim, ns.name)
         return time.monotonic() - started
+
+    @property
+    def _res(self) -> Any:
+        return k8s.ResourceV1Api(self.core.api_client)
+
+    def _device(self, i: int) -> str:
+        return f"s{self.count}-{i}"
+
+    def _publish_sync_devices(self, token: str, count: int) -> None:
+        """The sync node's slice with a device per scheduler, then the class that selects by ``token``."""
+        res = self._res
+        name = f"{self.node}-{SYNC_DRIVER}"
+        cur = ignore_not_found(read_json, res.read_resource_slice, name)
+        body: dict[str, Any] = {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": name, "labels": dict(MANAGED)},
+            "spec": {"driver": SYNC_DRIVER, "nodeName": self.node,
+                     "pool": {"name": self.node, "resourceSliceCount": 1,
+                              "generation": 1 + (cur["spec"]["pool"]["generation"] if cur else 0)},
+                     "devices": [{"name": self._device(i),
+                                  "attributes": {"token": {"string": token}, "slot": {"int": i}}}
+                                 for i in range(count)]}}
+        if cur is None:
+            res.create_resource_slice(body)
+        else:
+            body["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"]
+            res.replace_resource_slice(name, body)
+        selector = f'device.driver == "{SYNC_DRIVER}" && device.attributes["{SYNC_DRIVER}"].token == "{token}"'
+        cls: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+               "metadata": {"name": SYNC_CLASS, "labels": dict(MANAGED)},
+               "spec": {"selectors": [{"cel": {"expression": selector}}]}}
+        have = ignore_not_found(read_json, res.read_device_class, SYNC_CLASS)
+        if have is None:
+            res.create_device_class(cls)
+        else:
+            cls["metadata"]["resourceVersion"] = have["metadata"]["resourceVersion"]
+            res.replace_device_class(SYNC_CLASS, cls)
+
+    def _probe_claim(self, ns: Namespace, name: str, i: int) -> str:
+        """A claim for scheduler ``i``'s sync device (by name: no other probe competes for it)."""
+        self._res.create_namespaced_resource_claim(ns.name, {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": name, "labels": dict(MANAGED)},
+            "spec": {"devices": {"requests": [{"name": "sync", "exactly": {
+                "deviceClassName": SYNC_CLASS,
+                "selectors": [{"cel": {"expression": f'device.attributes["{SYNC_DRIVER}"].slot == {i}'}}]}}]}}})
+        return name
 
     def _ensure_node(self, token: str) -> None:
         labels = {"kubernetes.io/hostname": self.node, SYNC_KEY: token, SYNC_TENANT["node"][0]: SYNC_TENANT["node"][1]}

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, TypeVar
 
+from schedgate.objects.claims import CLAIM, DeviceRequest, template_name
 from schedgate.spec.cluster import GPU
 from schedgate.spec.manifest import merged
 from schedgate.spec.validate import HUGEPAGES
@@ -44,6 +45,8 @@ class PodBuilder:
     priority_class: str | None = None
     # A Pod manifest fragment merged over what the fields above make (see spec.manifest.merged).
     fragment: Mapping[str, Any] | None = None
+    # Devices through a DRA claim (:mod:`schedgate.objects.claims`), made from a template per request set.
+    device_requests: tuple[DeviceRequest, ...] = ()
 
     def scheduler(self, name: str) -> PodBuilder:
         return replace(self, scheduler_name=name)
@@ -99,6 +102,10 @@ class PodBuilder:
         """No requests at all (a best-effort pod unless something else asks for resources)."""
         return replace(self, requests=())
 
+    def devices(self, *requests: DeviceRequest) -> PodBuilder:
+        """Ask for devices through a ResourceClaim of the pod's own (the first container uses it)."""
+        return replace(self, device_requests=self.device_requests + requests)
+
     def manifest(self, fragment: Mapping[str, Any]) -> PodBuilder:
         """Merge a Pod manifest fragment (``metadata``, ``spec``) over this pod: any PodSpec field.
         A container without an image gets the placeholder (or the host's) image."""
@@ -132,6 +139,9 @@ class PodBuilder:
         if self.annotations:
             meta["annotations"] = dict(self.annotations)
         pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+        if self.device_requests:
+            spec["resourceClaims"] = [{"name": CLAIM, "resourceClaimTemplateName": template_name(self.device_requests)}]
+            spec["containers"][0]["resources"]["claims"] = [{"name": CLAIM}]
         if self.fragment:
             pod = merged(pod, self.fragment)
             for key in ("containers", "initContainers"):

@@ -13,9 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import kubernetes.client as k8s
+
 from schedgate.kube.api import create_or_keep, ignore_not_found, read_json
 from schedgate.kube.watch import MATCH, Check, pending, wait_for, wait_for_items
 from schedgate.objects.builders import MANAGED_BY, PodBuilder
+from schedgate.objects.claims import claim_template
 from schedgate.objects.events import EventLog
 from schedgate.objects.host import PodHost
 from schedgate.objects.matchers import describe_pod, gone, pod_condition
@@ -157,6 +160,9 @@ class Namespace:
 
     def create_pod(self, builder: PodBuilder) -> Pod:
         body = self.host.pod_manifest(builder)
+        if builder.device_requests:
+            create_or_keep(k8s.ResourceV1Api(self.host.core.api_client).create_namespaced_resource_claim_template,
+                           self.name, claim_template(builder.device_requests))
         self.host.settle()
         pod = Pod(ns=self, name=builder.name, builder=builder)
         self.host.core.create_namespaced_pod(self.name, body)

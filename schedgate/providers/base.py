@@ -59,6 +59,8 @@ class Provider(Protocol):
     # Whether it can make a cluster for any definition (local, kind); one that runs in a given cluster
     # (existing) cannot, and a scenario file that needs another definition or profile is skipped there.
     makes_clusters: bool
+    # Its nodes are API-only: schedgate publishes a definition's devices as ResourceSlices itself.
+    publishes_devices: bool
 
     def preflight(self, req: ClusterRequest) -> None:
         """Cheap checks before anything is built, created or written; each problem is one line."""

@@ -130,6 +130,10 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
     """The scenario file's run: its cluster, a namespace of its own, schedulers it starts."""
     item = request.node
     scenario: Scenario = item.scenario
+    name = request_from(pytestconfig).provider
+    if scenario.has_devices and not provider(name).publishes_devices:
+        pytest.skip(f"schedgate: {scenario.source} defines devices; the {name} provider's nodes are kubelets "
+                    "or a cluster's own, and schedgate has no DRA driver to run there yet (local publishes them)")
     if _same(scenario, request_from(pytestconfig)):
         cluster: Cluster = request.getfixturevalue("cluster")
     else:

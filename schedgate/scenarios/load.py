@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import schedgate.scenarios.control_steps
+import schedgate.scenarios.device_steps
 import schedgate.scenarios.log_outcomes
 import schedgate.scenarios.node_steps
 import schedgate.scenarios.object_steps
@@ -75,6 +76,8 @@ class Scenario:
     scheduler: SchedulerConfig | None
     steps: tuple[Step, ...]
     pods: tuple[str, ...] = field(default=())  # every pod name a step creates, in order
+    has_devices: bool = False  # its nodes (defined or added) have devices schedgate publishes, or classes
+
 
 
 def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None = None,
@@ -116,7 +119,9 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
         v.fail("steps", f"must be a non-empty list of steps, got {kind_of(raw_steps)}")
     steps = tuple(_step(parser, s, i) for i, s in enumerate(raw_steps))
     return Scenario(name=name, description=description.strip(), source=str(p), definition=definition,
-                    scheduler=scheduler, steps=steps, pods=tuple(parser.created))
+                    scheduler=scheduler, steps=steps, pods=tuple(parser.created),
+                    has_devices=bool(definition.device_classes)
+                    or any(n.devices for n in [*definition.nodes(), *parser.added.values()]))
 
 
 def _shipped_role(name: str) -> SchedulerConfig:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from schedgate.objects.builders import PodBuilder, make_pod
+from schedgate.objects.claims import DeviceRequest
 from schedgate.spec.cluster import ClusterDefinition, NodeSpec
 from schedgate.spec.manifest import check_manifest, merged, pod_fragment
 from schedgate.spec.schedconfig import SchedulerConfig
@@ -38,6 +39,7 @@ class Template:
     node: str | None = None
     priority_class: str | None = None
     pod: dict[str, Any] | None = None  # a Pod manifest fragment, merged over the rest
+    devices: tuple[DeviceRequest, ...] = ()  # through a DRA claim of the pod's own
 
     def merged(self, other: Template) -> Template:
         """``other``'s fields over this one's (a step's own fields over its template's)."""
@@ -62,6 +64,8 @@ class Template:
             b = b.forbid_label(key)
         for key, value, effect in self.tolerations:
             b = b.tolerate(key, value, effect)
+        if self.devices:
+            b = b.devices(*self.devices)
         if self.pod:
             b = b.manifest(self.pod)
         for k, v in self.labels:
@@ -76,7 +80,7 @@ class Template:
 
 
 TEMPLATE_FIELDS = ("gpus", "cpu", "memory", "requests", "scheduler", "requireLabels", "forbidLabels",
-                   "tolerations", "labels", "annotations", "node", "priorityClass", "pod")
+                   "tolerations", "labels", "annotations", "node", "priorityClass", "pod", "devices")
 
 
 @dataclass
@@ -198,7 +202,35 @@ class Parser:
             if "annotations" in m else (),
             node=node if "node" in m else None,
             priority_class=v.dns_label(m["priorityClass"], f"{where}.priorityClass") if "priorityClass" in m else None,
-            pod=pod_fragment(v, m["pod"], f"{where}.pod") if "pod" in m else None)
+            pod=pod_fragment(v, m["pod"], f"{where}.pod") if "pod" in m else None,
+            devices=self._devices(m["devices"], f"{where}.devices") if "devices" in m else ())
+
+    def _devices(self, raw: Any, w: str) -> tuple[DeviceRequest, ...]:
+        """``devices``: one request or a list, each ``class`` (a DeviceClass of the cluster definition),
+        ``count``, ``sameAttribute`` (a name or list: a matchAttribute constraint) and ``selector`` (CEL)."""
+        v = self.v
+        classes = [c.name for c in self.definition.device_classes]
+        drivers = {ds.driver for n in [*self.definition.nodes(), *self.added.values()] for ds in n.devices}
+        out = []
+        for i, item in enumerate(raw if isinstance(raw, list) else [raw]):
+            rw = f"{w}[{i}]" if isinstance(raw, list) else w
+            m = v.mapping(item, rw, required=("class",), allowed=("class", "count", "sameAttribute", "selector"))
+            cls = v.string(m["class"], f"{rw}.class")
+            if cls not in classes:
+                v.fail(f"{rw}.class", f"unknown device class {cls!r}: cluster {self.definition.name!r} defines "
+                                      + (", ".join(classes) if classes else "no deviceClasses"))
+            same = []
+            for a in v.strings(m["sameAttribute"], f"{rw}.sameAttribute") if "sameAttribute" in m else []:
+                if "/" not in a:
+                    if len(drivers) != 1:
+                        v.fail(f"{rw}.sameAttribute", f"{a!r} needs its driver's domain ('driver/{a}'): "
+                                                      f"the cluster's devices come from {len(drivers)} drivers")
+                    a = f"{next(iter(drivers))}/{a}"
+                same.append(a)
+            selectors = v.strings(m["selector"], f"{rw}.selector") if "selector" in m else []
+            out.append(DeviceRequest(cls, v.whole(m.get("count", 1), f"{rw}.count", minimum=1, maximum=128),
+                                     tuple(same), tuple(selectors)))
+        return tuple(out)
 
     def _tolerations(self, raw: Any, w: str) -> tuple[tuple[str, str, str], ...]:
         v = self.v

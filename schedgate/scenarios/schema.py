@@ -26,20 +26,18 @@ import yaml
 
 from schedgate.errors import DefinitionError
 from schedgate.scenarios import load
-from schedgate.scenarios.control_steps import EXTENDER_KINDS
-from schedgate.scenarios.outcomes import BOUNDS, OUTCOMES
-from schedgate.scenarios.parse import MAX_PODS, TEMPLATE_FIELDS, Parser
-from schedgate.scenarios.steps import STEPS, WAIT_UNTIL
+from schedgate.scenarios.outcomes import OUTCOMES
+from schedgate.scenarios.parse import TEMPLATE_FIELDS, Parser
+from schedgate.scenarios.schema_types import DEFS, REFUSED, RULES, TYPES, Schema, ref
+from schedgate.scenarios.steps import STEPS
 from schedgate.spec import cluster as cluster_module
-from schedgate.spec.cluster import API_VERSION, CONDITION_STATUSES, MAX_NODES, parse_definition
-from schedgate.spec.roles import SCENARIO_ROLES
+from schedgate.spec.cluster import API_VERSION, parse_definition
 from schedgate.spec.schedconfig import SchedulerConfig
-from schedgate.spec.validate import DNS_LABEL, LABEL_VALUE, MAX_SECONDS, TAINT_EFFECTS, Validator, join
+from schedgate.spec.validate import Validator, join
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"  # the package schedgate.schemas
 FILES = {"scenario": "scenario.schema.json", "cluster": "cluster.schema.json"}
-Schema = dict[str, Any]
 Attempt = Callable[[Any], object]  # parses one body as the loader does; a problem raises DefinitionError
 
 PROBE = "__probe__"  # a key no file has
@@ -50,91 +48,6 @@ _POOL: dict[str, Any] = {"name": "p", "count": 1, "capacity": {"cpu": "1", "memo
 _CLUSTER: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "Cluster", "name": "probe", "pools": [_POOL]}
 _NODE = "p-1"        # the one node of _CLUSTER
 _UNKNOWN = re.compile(r"^unknown field \(allowed: (.*?)\)(?: \(line \d+\))?$")
-STR: Schema = {"type": "string", "minLength": 1}
-NODE_OR_MANIFEST: Schema = {"anyOf": [{"$ref": "#/$defs/node"}, {"type": "object", "properties": {"kind": {
-    "const": "Node"}}, "required": ["kind"], "description": "a Node manifest, checked against the pinned API"}]}
-NAMES: Schema = {"anyOf": [STR, {"type": "array", "minItems": 1, "items": STR}]}
-
-
-def _ref(name: str) -> Schema:
-    return {"$ref": f"#/$defs/{name}"}
-
-
-def _int(minimum: int = 0, maximum: int = 1_000_000) -> Schema:
-    return {"type": "integer", "minimum": minimum, "maximum": maximum}
-
-
-def _list(item: Schema, minimum: int = 0) -> Schema:
-    return {"type": "array", "items": item, **({"minItems": minimum} if minimum else {})}
-
-
-DNS: Schema = {"type": "string", "pattern": DNS_LABEL.pattern}
-BOOL: Schema = {"type": "boolean"}
-LABEL: Schema = {"type": ["string", "number"], "pattern": LABEL_VALUE.pattern, "maxLength": 63}
-SCALAR: Schema = {"type": ["string", "number", "boolean", "null"]}
-CONFIG: Schema = {**STR, "description": "a scheduler configuration file, or a role: " + ", ".join(SCENARIO_ROLES)}
-
-DEFS: dict[str, Schema] = {
-    "nodeSet": {"description": "node and pool names (a pool: each of its nodes): one or a list", **NAMES},
-    "podSet": {"description": "names or globs (infer-*) of pods earlier steps created: one or a list", **NAMES},
-    "names": {"description": "one name or a list", **NAMES},
-    "quantity": {"description": "a quantity: 8, 500m, 64Gi, 1e3", "type": ["string", "number"], "minimum": 0},
-    "resources": {"type": "object", "additionalProperties": _ref("quantity"), "description": "resource name (cpu, "
-                  "memory, pods, ephemeral-storage, hugepages-<size>, or domain/name: nvidia.com/gpu) -> quantity"},
-    "labels": {"description": "label key -> value (quote \"true\")", "type": "object", "additionalProperties": LABEL},
-    "annotations": {"description": "annotation key -> value", "type": "object", "additionalProperties": SCALAR},
-}
-
-# A field's type by its name, wherever it appears; ``context.field`` where the name means something else
-# there (context: a step or outcome name, Scenario, Cluster, pool, node, taint, toleration, faults).
-TYPES: dict[str, Schema] = {
-    "nodes": _ref("nodeSet"), "never": {**_ref("nodeSet"), "description": "default: every other node"},
-    "drop": _ref("nodeSet"), "pods": _ref("podSet"), "forbidLabels": _ref("names"),
-    "timeout": {"type": "number", "minimum": 0.1, "maximum": MAX_SECONDS, "description": "seconds (default 30)"},
-    "latency": {"type": "number", "minimum": 0, "maximum": MAX_SECONDS, "description": "seconds"},
-    "count": _int(), "size": {**_int(1), "description": "GPUs of a whole node (default 8)"}, "gpus": _int(),
-    "distinctNodes": _int(1), "status": _int(100, 599), "malformed": BOOL, "down": BOOL, "unschedulable": BOOL,
-    "cpu": _ref("quantity"), "memory": _ref("quantity"), "requests": _ref("resources"),
-    "capacity": _ref("resources"), "allocatable": _ref("resources"), "labels": _ref("labels"),
-    "annotations": {**_ref("annotations"), "description": "key -> value; null removes it"},
-    "requireLabels": {"description": "label key -> the value, or a list of values, a node must have",
-                      "type": "object", "additionalProperties": {"anyOf": [LABEL, _list(STR, 1)]}},
-    "tolerations": _list(_ref("toleration")), "taints": _list(_ref("taint")), "conditions": _list(_ref("condition"), 1),
-    "condition.type": STR, "condition.status": {"enum": list(CONDITION_STATUSES)},
-    "effect": {"enum": list(TAINT_EFFECTS)}, "until": {"enum": list(WAIT_UNTIL)}, "value": LABEL,
-    "oneAtATime": {**BOOL, "description": "wait until each pod is bound or refused before the next"},
-    "pod": {"type": "object", "description": "a Pod manifest fragment (metadata, spec), merged over the shorthand "
-                                             "fields; checked against the pinned API's schema when the file loads"},
-    "manifest": {"type": "object", "description": "an object of any kind the pinned API serves"},
-    "manifests": _list({"type": "object"}, 1), "patch": {"type": "object", "description": "a merge patch"},
-    "faults": {"anyOf": [_ref("faults"), {"type": "null"}], "description": "the faults to switch on; {} clears all"},
-    "slots": {"type": "object", "additionalProperties": _int(), "description": "node or pool -> free slots"},
-    **dict.fromkeys(BOUNDS, {"type": "number"}), "type": {"enum": ["Normal", "Warning"]},
-    "priorityClass": DNS, "message": {**STR, "description": "a regular expression"},
-    "name": STR, "key": STR, "template": STR, "profile": STR, "apiVersion": STR, "kind": STR, "reason": STR,
-    "by": STR, "scheduler": {**STR, "description": "the scheduler's name (default: default-scheduler)"},
-    "node": {**STR, "description": "bound to this node at creation: no scheduler involved"},
-    "createPods.name": DNS, "createPods.count": {**_int(1, MAX_PODS), "description": "1: name; N: name-1..name-N"},
-    "addNodes.nodes": _list(NODE_OR_MANIFEST, 1), "extender.kind": {"enum": list(EXTENDER_KINDS)},
-    "startScheduler.config": {**CONFIG, "examples": list(SCENARIO_ROLES)},
-    "metric.labels": {"type": "object", "additionalProperties": SCALAR},
-    "metric.scheduler": {**STR, "description": "the profile of a running scheduler"},
-    "Scenario.apiVersion": {"const": API_VERSION}, "Scenario.kind": {"const": load.KIND}, "Scenario.name": DNS,
-    "Scenario.description": {"type": "string"}, "Scenario.steps": _list(_ref("step"), 1),
-    "Scenario.cluster": {"anyOf": [{**STR, "description": "a cluster definition file"}, _ref("cluster")]},
-    "Scenario.scheduler": {"anyOf": [CONFIG, {"type": "object", "description": "an inline configuration"}]},
-    "Scenario.templates": {"type": "object", "propertyNames": DNS, "additionalProperties": _ref("template")},
-    "Cluster.apiVersion": {"const": API_VERSION}, "Cluster.kind": {"const": "Cluster"}, "Cluster.name": DNS,
-    "Cluster.pools": _list(_ref("pool")), "Cluster.nodes": _list(NODE_OR_MANIFEST),
-    "pool.name": {**DNS, "description": "its nodes are NAME-1 .. NAME-COUNT"}, "pool.count": _int(1, MAX_NODES),
-}
-
-RULES: dict[str, Schema] = {
-    "Cluster": {"anyOf": [{"required": [k], "properties": {k: {"minItems": 1}}} for k in ("pools", "nodes")]},
-    "setResources": {"anyOf": [{"required": ["capacity"]}, {"required": ["allocatable"]}]},
-}
-# Fields the loader knows only to refuse them, pointing elsewhere.
-REFUSED: dict[str, tuple[str, ...]] = {"wait": ("seconds",), "stopScheduler": ("config",)}
 
 
 def _error(attempt: Attempt, body: Any) -> DefinitionError | None:
@@ -201,6 +114,9 @@ NESTED: dict[str, tuple[Attempt, str]] = {
                    f"{W}.createPods.tolerations[0]"),
     "faults": (lambda b: step_attempt("extender")({"faults": b}), f"{W}.extender.faults"),
     "condition": (lambda b: parse_definition({**_CLUSTER, "nodes": [{**_NAMED, "conditions": [b]}]}), _COND),
+    "deviceSet": (lambda b: parse_definition({**_CLUSTER, "pools": [{**_POOL, "devices": [b]}]}),
+                  "pools[0].devices[0]"),
+    "deviceRequest": (lambda b: step_attempt("createPods")({"name": "p", "devices": b}), f"{W}.createPods.devices"),
 }
 # Capacities the loader requires resources of (probed with a valid quantity).
 CAPACITY: dict[str, tuple[Attempt, str]] = {
@@ -257,7 +173,7 @@ def _outcome(name: str) -> Schema:
     """An outcome's body: each of ``true``, null, a node set and a mapping the loader takes."""
     attempt, doc, where = outcome_attempt(name), _doc(OUTCOMES[name].parse), f"{W}.expect.{name}"
     shapes: list[Schema] = [s for value, s in ((True, {"const": True}), (None, {"type": "null"}),
-                                               (_NODE, _ref("nodeSet"))) if _error(attempt, value) is None]
+                                               (_NODE, ref("nodeSet"))) if _error(attempt, value) is None]
     shapes += [_object(name, attempt, where)] if allowed_fields(attempt, where) is not None else []
     return {**({"description": doc} if doc else {}), **(shapes[0] if len(shapes) == 1 else {"anyOf": shapes})}
 

@@ -30,8 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+from schedgate.spec.devices import DeviceClassDef, DeviceSet, parse_device_classes, parse_device_sets
 from schedgate.spec.manifest import check_manifest
-from schedgate.spec.validate import LABEL_VALUE, Validator, kind_of, short
+from schedgate.spec.node_fields import CONDITION_STATUSES as CONDITION_STATUSES
+from schedgate.spec.node_fields import Condition as Condition
+from schedgate.spec.node_fields import Taint as Taint
+from schedgate.spec.node_fields import parse_conditions as parse_conditions
+from schedgate.spec.node_fields import parse_taints
+from schedgate.spec.validate import Validator, kind_of, short
 from schedgate.spec.yamlfile import read_yaml
 
 API_VERSION = "schedgate.io/v1alpha1"
@@ -42,47 +48,6 @@ MAX_NODES = 1000
 # A node's name: a DNS subdomain, what the API accepts.
 _NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 HOSTNAME = "kubernetes.io/hostname"
-
-
-@dataclass(frozen=True)
-class Taint:
-    key: str
-    effect: str
-    value: str = ""
-
-    def to_api(self) -> dict[str, str]:
-        out = {"key": self.key, "effect": self.effect}
-        if self.value:
-            out["value"] = self.value
-        return out
-
-
-@dataclass(frozen=True)
-class Condition:
-    type: str
-    status: str
-    reason: str = ""
-    message: str = ""
-
-
-CONDITION_STATUSES = ("True", "False", "Unknown")
-
-
-def parse_conditions(v: Validator, raw: Any, where: str) -> tuple[Condition, ...]:
-    """A node's status conditions: ``type`` and ``status`` (True, False, Unknown), ``reason``, ``message``."""
-    if not isinstance(raw, list) or not raw:
-        v.fail(where, f"must be a non-empty list of conditions, got {kind_of(raw)}")
-    out: dict[str, Condition] = {}
-    for i, c in enumerate(raw):
-        cw = f"{where}[{i}]"
-        m = v.mapping(c, cw, required=("type", "status"), allowed=("type", "status", "reason", "message"))
-        ctype = v.string(m["type"], f"{cw}.type")
-        if m["status"] not in CONDITION_STATUSES:
-            v.fail(f"{cw}.status", f"must be one of {', '.join(CONDITION_STATUSES)} (quoted), got {short(m['status'])}")
-        if ctype in out:
-            v.fail(f"{cw}.type", f"condition {ctype!r} is given twice")
-        out[ctype] = Condition(ctype, m["status"], str(m.get("reason") or ""), str(m.get("message") or ""))
-    return tuple(out.values())
 
 
 @dataclass(frozen=True)
@@ -98,6 +63,7 @@ class NodeSpec:
     unschedulable: bool = False
     # Status conditions besides Ready=True (which every node has unless it names its own Ready).
     conditions: tuple[Condition, ...] = ()
+    devices: tuple[DeviceSet, ...] = ()  # published as ResourceSlices (:mod:`schedgate.spec.devices`)
 
     @property
     def gpus(self) -> int:
@@ -112,6 +78,7 @@ class Pool:
     taints: tuple[Taint, ...]
     capacity: Mapping[str, str]
     allocatable: Mapping[str, str]
+    devices: tuple[DeviceSet, ...] = ()
 
     def node_names(self) -> list[str]:
         return [f"{self.name}-{i}" for i in range(1, self.count + 1)]
@@ -123,6 +90,7 @@ class ClusterDefinition:
     pools: tuple[Pool, ...]
     source: str = field(default="<memory>", compare=False)
     named: tuple[NodeSpec, ...] = ()  # the ``nodes:`` list: nodes by exact name, after the pools' nodes
+    device_classes: tuple[DeviceClassDef, ...] = ()
 
     def nodes(self) -> list[NodeSpec]:
         return [*self._pool_nodes(), *self.named]
@@ -136,6 +104,7 @@ class ClusterDefinition:
                 taints=p.taints,
                 capacity=p.capacity,
                 allocatable=p.allocatable,
+                devices=p.devices,
             )
             for p in self.pools
             for n in p.node_names()
@@ -164,7 +133,7 @@ def load_definition(path: str | Path) -> ClusterDefinition:
 def parse_definition(doc: Any, source: str = "<memory>", lines: dict[str, int] | None = None) -> ClusterDefinition:
     v = Validator(source, lines)
     top = v.mapping(doc, "", required=("apiVersion", "kind", "name"),
-                    allowed=("apiVersion", "kind", "name", "pools", "nodes"))
+                    allowed=("apiVersion", "kind", "name", "pools", "nodes", "deviceClasses"))
     if top["apiVersion"] != API_VERSION:
         v.fail("apiVersion", f"must be {API_VERSION}, got {top['apiVersion']!r}")
     if top["kind"] != "Cluster":
@@ -203,10 +172,13 @@ def parse_definition(doc: Any, source: str = "<memory>", lines: dict[str, int] |
             v.fail(f"nodes[{i}].name", f"node {node.name!r} has the name of a pool; node and pool names "
                                        "share one namespace in scenario files")
         named.append(node)
-    return ClusterDefinition(name=name, pools=tuple(pools), source=source, named=tuple(named))
+    classes = (parse_device_classes(v, top["deviceClasses"], "deviceClasses", Path(source).parent)
+               if "deviceClasses" in top else ())
+    return ClusterDefinition(name=name, pools=tuple(pools), source=source, named=tuple(named),
+                             device_classes=classes)
 
 
-NODE_FIELDS = ("name", "labels", "taints", "capacity", "allocatable", "unschedulable", "conditions")
+NODE_FIELDS = ("name", "labels", "taints", "capacity", "allocatable", "unschedulable", "conditions", "devices")
 
 
 def parse_node(v: Validator, raw: Any, where: str) -> NodeSpec:
@@ -222,8 +194,9 @@ def parse_node(v: Validator, raw: Any, where: str) -> NodeSpec:
     capacity, allocatable = _resources(v, m, where)
     unschedulable = v.flag(m["unschedulable"], f"{where}.unschedulable") if "unschedulable" in m else False
     conditions = parse_conditions(v, m["conditions"], f"{where}.conditions") if "conditions" in m else ()
-    return NodeSpec(name=name, pool=name, labels=labels, conditions=conditions,
-                    taints=_taints(v, m.get("taints") or [], f"{where}.taints"), capacity=capacity,
+    devices = parse_device_sets(v, m["devices"], f"{where}.devices") if "devices" in m else ()
+    return NodeSpec(name=name, pool=name, labels=labels, conditions=conditions, devices=devices,
+                    taints=parse_taints(v, m.get("taints") or [], f"{where}.taints"), capacity=capacity,
                     allocatable=allocatable, unschedulable=unschedulable)
 
 
@@ -291,29 +264,14 @@ def _resources(v: Validator, m: dict[str, Any], where: str) -> tuple[dict[str, s
 
 def _pool(v: Validator, raw: Any, where: str) -> Pool:
     m = v.mapping(raw, where, required=("name", "count", "capacity"),
-                  allowed=("name", "count", "labels", "taints", "capacity", "allocatable"))
+                  allowed=("name", "count", "labels", "taints", "capacity", "allocatable", "devices"))
     name = v.dns_label(m["name"], f"{where}.name")
     count = m["count"]
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_NODES:
         v.fail(f"{where}.count", f"must be a whole number from 1 to {MAX_NODES}, got {str(count)[:40]}")
     labels = v.labels(m.get("labels") or {}, f"{where}.labels")
-    taints = _taints(v, m.get("taints") or [], f"{where}.taints")
+    taints = parse_taints(v, m.get("taints") or [], f"{where}.taints")
     capacity, allocatable = _resources(v, m, where)
-    return Pool(name=name, count=count, labels=labels, taints=taints, capacity=capacity, allocatable=allocatable)
-
-
-def _taints(v: Validator, raw: Any, where: str) -> tuple[Taint, ...]:
-    if not isinstance(raw, list):
-        v.fail(where, f"must be a list, got {kind_of(raw)}")
-    out = []
-    for i, t in enumerate(raw):
-        tw = f"{where}[{i}]"
-        m = v.mapping(t, tw, required=("key", "effect"), allowed=("key", "value", "effect"))
-        v.label_key(str(m["key"]), f"{tw}.key")
-        effect = v.taint_effect(m["effect"], f"{tw}.effect")
-        value = m.get("value")
-        value = "" if value is None else str(value)
-        if value and not LABEL_VALUE.match(value):
-            v.fail(f"{tw}.value", f"invalid taint value {value!r}")
-        out.append(Taint(key=str(m["key"]), effect=effect, value=value))
-    return tuple(out)
+    devices = parse_device_sets(v, m["devices"], f"{where}.devices") if "devices" in m else ()
+    return Pool(name=name, count=count, labels=labels, taints=taints, capacity=capacity, allocatable=allocatable,
+                devices=devices)

@@ -69,6 +69,7 @@ RUN_ANNOTATION = "schedgate.io/run"
 class ExistingProvider:
     name = "existing"
     makes_clusters = False  # one cluster as it is: a scenario that needs another definition is skipped
+    publishes_devices = False  # its devices are its drivers'
 
     def preflight(self, req: ClusterRequest) -> None:
         """The kubeconfig answers, the user has every right a run needs, the scheduler's version fits."""

@@ -57,6 +57,7 @@ log = logging.getLogger("schedgate")
 class KindProvider:
     name = "kind"
     makes_clusters = True
+    publishes_devices = False  # a kubelet prepares claims: that needs a DRA driver on the node
 
     def preflight(self, req: ClusterRequest) -> None:
         """Each problem one line, before anything is built, created or written."""

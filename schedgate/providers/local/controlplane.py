@@ -33,7 +33,8 @@ ETCD_CLIENT = "etcd-client"  # the API server's certificate for etcd
 # The controllers scenarios need: default ServiceAccounts in new namespaces,
 # namespace deletion, and owner-reference cleanup. Node lifecycle is left out
 # on purpose: API-only nodes have no kubelet heartbeat.
-CONTROLLERS = "serviceaccount-controller,namespace-controller,garbage-collector-controller"
+CONTROLLERS = ("serviceaccount-controller,namespace-controller,garbage-collector-controller,"
+               "resourceclaim-controller")
 
 
 def under_test_user(lease: str) -> str:

@@ -65,6 +65,7 @@ class LocalBackend:
 class LocalProvider:
     name = "local"
     makes_clusters = True
+    publishes_devices = True
 
     def preflight(self, req: ClusterRequest) -> None:
         return None  # what it needs is checked with the request (files, binary) and by the toolchain

@@ -1,0 +1,160 @@
+"""Devices on API-only nodes: schedgate publishes what a DRA driver would, as ResourceSlices.
+
+Each node's devices of one driver are one pool (named after the node) in one
+ResourceSlice; a change republishes the slice with the pool's generation one
+higher, as a driver does. A device taken offline is left out of its slice until
+it is restored or the test ends. The definition's DeviceClasses are made with
+the cluster and follow it when a scenario file brings another definition.
+Everything is kept in a ledger of what schedgate published, so a reset writes
+only what differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import kubernetes.client as k8s
+
+from schedgate.errors import ComponentError
+from schedgate.kube.api import ignore_not_found, read_json
+from schedgate.spec.cluster import ClusterDefinition, NodeSpec
+from schedgate.spec.devices import Device, DeviceClassDef
+
+MANAGED = {"app.kubernetes.io/managed-by": "schedgate"}
+
+
+def slice_name(node: str, driver: str) -> str:
+    return f"{node}-{driver}"[:253].rstrip("-.")
+
+
+@dataclass
+class Devices:
+    """The ResourceSlices and DeviceClasses schedgate publishes for a cluster's API-only nodes."""
+
+    api: k8s.ApiClient
+    # (node, driver) -> (generation, devices as published)
+    published: dict[tuple[str, str], tuple[int, tuple[Device, ...]]] = field(default_factory=dict)
+    classes: dict[str, DeviceClassDef] = field(default_factory=dict)
+    offline: dict[str, set[str]] = field(default_factory=dict)  # node -> device names left out
+
+    def __post_init__(self) -> None:
+        self.res: Any = k8s.ResourceV1Api(self.api)
+
+    @property
+    def in_use(self) -> bool:
+        """Whether this cluster has published devices (the cache barrier then checks slices too)."""
+        return bool(self.published) or bool(self.classes)
+
+    # -- classes ------------------------------------------------------------------
+    def make_classes(self, definition: ClusterDefinition) -> bool:
+        """The definition's DeviceClasses, and none of another definition's; True if any changed."""
+        changed = False
+        want = {c.name: c for c in definition.device_classes}
+        for name in [n for n in self.classes if n not in want]:
+            ignore_not_found(self.res.delete_device_class, name)
+            del self.classes[name]
+            changed = True
+        for name, c in want.items():
+            if self.classes.get(name) == c:
+                continue
+            body = c.manifest()
+            body.setdefault("metadata", {}).setdefault("labels", {}).update(MANAGED)
+            if ignore_not_found(self.res.read_device_class, name) is not None:
+                ignore_not_found(self.res.delete_device_class, name)
+            self.res.create_device_class(body)
+            self.classes[name] = c
+            changed = True
+        return changed
+
+    # -- slices -------------------------------------------------------------------
+    def publish(self, spec: NodeSpec) -> bool:
+        """Make the node's slices what its definition says, minus devices taken offline; True if changed."""
+        changed = False
+        out = self.offline.get(spec.name, set())
+        drivers = set()
+        for ds in spec.devices:
+            drivers.add(ds.driver)
+            devices = tuple(d for d in ds.devices if d.name not in out)
+            changed |= self._write(spec.name, ds.driver, devices)
+        for node, driver in [k for k in self.published if k[0] == spec.name and k[1] not in drivers]:
+            self._drop(node, driver)
+            changed = True
+        return changed
+
+    def forget(self, node: str) -> None:
+        """The node is gone: so are its slices (and any device of it taken offline)."""
+        self.offline.pop(node, None)
+        for key in [k for k in self.published if k[0] == node]:
+            self._drop(*key)
+
+    def set_offline(self, spec: NodeSpec, names: Iterable[str], offline: bool) -> None:
+        """Leave devices out of the node's slice (``offline``), or put them back."""
+        names = set(names)
+        self._known(spec, names)
+        out = self.offline.setdefault(spec.name, set())
+        if offline:
+            out.update(names)
+        else:
+            out.difference_update(names)
+        self.publish(spec)
+
+    @staticmethod
+    def _known(spec: NodeSpec, names: Iterable[str]) -> None:
+        have = {n for ds in spec.devices for n in ds.names}
+        unknown = sorted(set(names) - have)
+        if unknown:
+            raise ComponentError(f"node {spec.name} has no device {unknown[0]!r} "
+                                 f"(its devices: {', '.join(sorted(have)) or 'none'})")
+
+    def _write(self, node: str, driver: str, devices: tuple[Device, ...]) -> bool:
+        key = (node, driver)
+        generation, have = self.published.get(key, (0, None))
+        if have == devices:
+            return False
+        body: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                "metadata": {"name": slice_name(node, driver), "labels": dict(MANAGED)},
+                "spec": {"driver": driver, "nodeName": node,
+                         "pool": {"name": node, "generation": generation + 1, "resourceSliceCount": 1},
+                         "devices": [d.to_api() for d in devices]}}
+        cur = ignore_not_found(read_json, self.res.read_resource_slice, slice_name(node, driver))
+        if cur is None:
+            self.res.create_resource_slice(body)
+        else:
+            body["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"]
+            body["spec"]["pool"]["generation"] = max(generation, cur["spec"]["pool"]["generation"]) + 1
+            self.res.replace_resource_slice(slice_name(node, driver), body)
+        self.published[key] = (body["spec"]["pool"]["generation"], devices)
+        return True
+
+    def _drop(self, node: str, driver: str) -> None:
+        ignore_not_found(self.res.delete_resource_slice, slice_name(node, driver))
+        del self.published[(node, driver)]
+
+    # -- what the scheduler allocated -----------------------------------------------
+    def published_on(self, node: str) -> set[tuple[str, str]]:
+        """``(driver, device)`` of every device the node's slices have now."""
+        return {(driver, d.name) for (n, driver), (_, devs) in self.published.items() if n == node for d in devs}
+
+    def allocated_on(self, node: str) -> set[tuple[str, str]]:
+        """``(driver, device)`` of the node's devices some claim (in any namespace) has allocated."""
+        claims = read_json(self.res.list_resource_claim_for_all_namespaces).get("items") or []
+        return {(r["driver"], r["device"]) for c in claims
+                for r in (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or []
+                if r.get("pool") == node}
+
+    def allocated(self, namespace: str, pod: dict[str, Any]) -> list[tuple[str, str, str]]:
+        """``(driver, pool, device)`` of every device allocated to the pod's claims (its own claims and
+        the one the scheduler makes for extended resources), in claim order."""
+        status = pod.get("status") or {}
+        names = [s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or []]
+        ext = status.get("extendedResourceClaimStatus") or {}
+        names += [ext.get("resourceClaimName")]
+        names += [c.get("resourceClaimName") for c in (pod.get("spec") or {}).get("resourceClaims") or []]
+        out: list[tuple[str, str, str]] = []
+        for name in dict.fromkeys(n for n in names if n):
+            claim = ignore_not_found(read_json, self.res.read_namespaced_resource_claim, name, namespace) or {}
+            alloc = (claim.get("status") or {}).get("allocation") or {}
+            out += [(r["driver"], r["pool"], r["device"]) for r in (alloc.get("devices") or {}).get("results") or []]
+        return out

@@ -1,0 +1,120 @@
+"""The JSON types of scenario and cluster file fields, for :mod:`schedgate.scenarios.schema`: what the
+loader's probes cannot tell (a field's JSON type), rules no probe reaches, and fields named only to be
+refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schedgate.scenarios import load
+from schedgate.scenarios.control_steps import EXTENDER_KINDS
+from schedgate.scenarios.outcomes import BOUNDS
+from schedgate.scenarios.parse import MAX_PODS
+from schedgate.scenarios.steps import WAIT_UNTIL
+from schedgate.spec.cluster import API_VERSION, CONDITION_STATUSES, MAX_NODES
+from schedgate.spec.devices import MAX_DEVICES
+from schedgate.spec.roles import SCENARIO_ROLES
+from schedgate.spec.validate import DNS_LABEL, LABEL_VALUE, MAX_SECONDS, TAINT_EFFECTS
+
+Schema = dict[str, Any]
+STR: Schema = {"type": "string", "minLength": 1}
+NODE_OR_MANIFEST: Schema = {"anyOf": [{"$ref": "#/$defs/node"}, {"type": "object", "properties": {"kind": {
+    "const": "Node"}}, "required": ["kind"], "description": "a Node manifest, checked against the pinned API"}]}
+NAMES: Schema = {"anyOf": [STR, {"type": "array", "minItems": 1, "items": STR}]}
+
+
+def ref(name: str) -> Schema:
+    return {"$ref": f"#/$defs/{name}"}
+
+
+def _int(minimum: int = 0, maximum: int = 1_000_000) -> Schema:
+    return {"type": "integer", "minimum": minimum, "maximum": maximum}
+
+
+def _list(item: Schema, minimum: int = 0) -> Schema:
+    return {"type": "array", "items": item, **({"minItems": minimum} if minimum else {})}
+
+
+DNS: Schema = {"type": "string", "pattern": DNS_LABEL.pattern}
+BOOL: Schema = {"type": "boolean"}
+LABEL: Schema = {"type": ["string", "number"], "pattern": LABEL_VALUE.pattern, "maxLength": 63}
+SCALAR: Schema = {"type": ["string", "number", "boolean", "null"]}
+CONFIG: Schema = {**STR, "description": "a scheduler configuration file, or a role: " + ", ".join(SCENARIO_ROLES)}
+
+DEFS: dict[str, Schema] = {
+    "nodeSet": {"description": "node and pool names (a pool: each of its nodes): one or a list", **NAMES},
+    "podSet": {"description": "names or globs (infer-*) of pods earlier steps created: one or a list", **NAMES},
+    "names": {"description": "one name or a list", **NAMES},
+    "quantity": {"description": "a quantity: 8, 500m, 64Gi, 1e3", "type": ["string", "number"], "minimum": 0},
+    "resources": {"type": "object", "additionalProperties": ref("quantity"), "description": "resource name (cpu, "
+                  "memory, pods, ephemeral-storage, hugepages-<size>, or domain/name: nvidia.com/gpu) -> quantity"},
+    "labels": {"description": "label key -> value (quote \"true\")", "type": "object", "additionalProperties": LABEL},
+    "annotations": {"description": "annotation key -> value", "type": "object", "additionalProperties": SCALAR},
+}
+
+# A field's type by its name, wherever it appears; ``context.field`` where the name means something else
+# there (context: a step or outcome name, Scenario, Cluster, pool, node, taint, toleration, faults).
+TYPES: dict[str, Schema] = {
+    "nodes": ref("nodeSet"), "never": {**ref("nodeSet"), "description": "default: every other node"},
+    "drop": ref("nodeSet"), "pods": ref("podSet"), "forbidLabels": ref("names"),
+    "timeout": {"type": "number", "minimum": 0.1, "maximum": MAX_SECONDS, "description": "seconds (default 30)"},
+    "latency": {"type": "number", "minimum": 0, "maximum": MAX_SECONDS, "description": "seconds"},
+    "count": _int(), "size": {**_int(1), "description": "GPUs of a whole node (default 8)"}, "gpus": _int(),
+    "distinctNodes": _int(1), "status": _int(100, 599), "malformed": BOOL, "down": BOOL, "unschedulable": BOOL,
+    "cpu": ref("quantity"), "memory": ref("quantity"), "requests": ref("resources"),
+    "capacity": ref("resources"), "allocatable": ref("resources"), "labels": ref("labels"),
+    "annotations": {**ref("annotations"), "description": "key -> value; null removes it"},
+    "requireLabels": {"description": "label key -> the value, or a list of values, a node must have",
+                      "type": "object", "additionalProperties": {"anyOf": [LABEL, _list(STR, 1)]}},
+    "tolerations": _list(ref("toleration")), "taints": _list(ref("taint")), "conditions": _list(ref("condition"), 1),
+    "condition.type": STR, "condition.status": {"enum": list(CONDITION_STATUSES)},
+    "effect": {"enum": list(TAINT_EFFECTS)}, "until": {"enum": list(WAIT_UNTIL)}, "value": LABEL,
+    "oneAtATime": {**BOOL, "description": "wait until each pod is bound or refused before the next"},
+    "pod": {"type": "object", "description": "a Pod manifest fragment (metadata, spec), merged over the shorthand "
+                                             "fields; checked against the pinned API's schema when the file loads"},
+    "manifest": {"type": "object", "description": "an object of any kind the pinned API serves"},
+    "manifests": _list({"type": "object"}, 1), "patch": {"type": "object", "description": "a merge patch"},
+    "faults": {"anyOf": [ref("faults"), {"type": "null"}], "description": "the faults to switch on; {} clears all"},
+    "slots": {"type": "object", "additionalProperties": _int(), "description": "node or pool -> free slots"},
+    **dict.fromkeys(BOUNDS, {"type": "number"}), "type": {"enum": ["Normal", "Warning"]},
+    "priorityClass": DNS, "message": {**STR, "description": "a regular expression"},
+    "name": STR, "key": STR, "template": STR, "profile": STR, "apiVersion": STR, "kind": STR, "reason": STR,
+    "by": STR, "scheduler": {**STR, "description": "the scheduler's name (default: default-scheduler)"},
+    "node": {**STR, "description": "bound to this node at creation: no scheduler involved"},
+    "createPods.name": DNS, "createPods.count": {**_int(1, MAX_PODS), "description": "1: name; N: name-1..name-N"},
+    "addNodes.nodes": _list(NODE_OR_MANIFEST, 1), "extender.kind": {"enum": list(EXTENDER_KINDS)},
+    "startScheduler.config": {**CONFIG, "examples": list(SCENARIO_ROLES)},
+    "metric.labels": {"type": "object", "additionalProperties": SCALAR},
+    "metric.scheduler": {**STR, "description": "the profile of a running scheduler"},
+    "Scenario.apiVersion": {"const": API_VERSION}, "Scenario.kind": {"const": load.KIND}, "Scenario.name": DNS,
+    "Scenario.description": {"type": "string"}, "Scenario.steps": _list(ref("step"), 1),
+    "Scenario.cluster": {"anyOf": [{**STR, "description": "a cluster definition file"}, ref("cluster")]},
+    "Scenario.scheduler": {"anyOf": [CONFIG, {"type": "object", "description": "an inline configuration"}]},
+    "Scenario.templates": {"type": "object", "propertyNames": DNS, "additionalProperties": ref("template")},
+    "Cluster.apiVersion": {"const": API_VERSION}, "Cluster.kind": {"const": "Cluster"}, "Cluster.name": DNS,
+    "Cluster.pools": _list(ref("pool")), "Cluster.nodes": _list(NODE_OR_MANIFEST),
+    "pool.name": {**DNS, "description": "its nodes are NAME-1 .. NAME-COUNT"}, "pool.count": _int(1, MAX_NODES),
+    "Cluster.deviceClasses": _list({"anyOf": [{**STR, "description": "a file of one DeviceClass manifest"}, {
+        "type": "object", "description": "a DeviceClass manifest (resource.k8s.io/v1)"}]}, 1),
+    "pool.devices": _list(ref("deviceSet"), 1), "node.devices": _list(ref("deviceSet"), 1),
+    "deviceSet.driver": {**STR, "maxLength": 63}, "deviceSet.count": _int(1, MAX_DEVICES),
+    "deviceSet.name": {**STR, "description": "a prefix: devices NAME-0 .. NAME-(COUNT-1) (default dev)"},
+    "deviceSet.names": _list(STR, 1), "deviceSet.attributes": {
+        "type": "object", "description": "attribute -> a string, whole number, boolean or {version: X} for "
+        "every device, or a list of them (one per device)"},
+    "deviceSet.capacity": {"type": "object", "description": "capacity -> a quantity, or a list (one per device)"},
+    "devices": {**ref("names"), "description": "device names"},
+    "createPods.devices": {"anyOf": [ref("deviceRequest"), _list(ref("deviceRequest"), 1)]},
+    "template.devices": {"anyOf": [ref("deviceRequest"), _list(ref("deviceRequest"), 1)]},
+    "deviceRequest.class": {**STR, "description": "a DeviceClass of the cluster definition"},
+    "deviceRequest.count": _int(1, MAX_DEVICES), "deviceRequest.sameAttribute": {
+        **ref("names"), "description": "attributes all devices share (matchAttribute); domain/ optional"},
+    "deviceRequest.selector": {**ref("names"), "description": "CEL expressions each device must pass"},
+}
+
+RULES: dict[str, Schema] = {
+    "Cluster": {"anyOf": [{"required": [k], "properties": {k: {"minItems": 1}}} for k in ("pools", "nodes")]},
+    "setResources": {"anyOf": [{"required": ["capacity"]}, {"required": ["allocatable"]}]},
+}
+# Fields the loader knows only to refuse them, pointing elsewhere.
+REFUSED: dict[str, tuple[str, ...]] = {"wait": ("seconds",), "stopScheduler": ("config",)}

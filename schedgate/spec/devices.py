@@ -1,0 +1,206 @@
+"""Devices in cluster definitions: what a node's DRA driver would publish, as data.
+
+A pool or a named node may list device sets; each becomes devices of a
+ResourceSlice (``resource.k8s.io/v1``) for that node, one pool per node and
+driver::
+
+    devices:
+      - driver: gpu.schedgate.io          # the driver's name (a DNS subdomain)
+        count: 8
+        name: gpu                         # devices gpu-0 ... gpu-7 (or names: [a, b, ...])
+        attributes:
+          model: H100                     # one value: every device has it
+          nvlinkDomain: [0, 0, 0, 0, 1, 1, 1, 1]   # a list: one value per device
+          driverVersion: {version: 1.2.3}
+        capacity:
+          memory: 80Gi
+
+An attribute's value is a string, a whole number, true/false, or ``{version: X}``
+(semantic version); a list gives each device its own. Its name is a C identifier
+(the driver's domain is implied: ``device.attributes["gpu.schedgate.io"].model``)
+or ``domain/name``. The definition's ``deviceClasses:`` lists DeviceClass
+manifests (inline, or a file beside the definition or shipped in ``clusters/``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from schedgate.spec.manifest import check_manifest
+from schedgate.spec.shipped import resolve_user_path
+from schedgate.spec.validate import Validator, kind_of, short
+from schedgate.spec.yamlfile import read_yaml
+
+MAX_DEVICES = 128       # devices in one ResourceSlice (the API's limit)
+_DRIVER = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
+_DEVICE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_QUANTITY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i?|[mkMGTPE]|)$")
+_SET_FIELDS = ("driver", "count", "name", "names", "attributes", "capacity")
+
+
+@dataclass(frozen=True)
+class Device:
+    """One device: its name, typed attributes (``(name, type, value)``) and capacities."""
+
+    name: str
+    attributes: tuple[tuple[str, str, Any], ...] = ()
+    capacity: tuple[tuple[str, str], ...] = ()
+
+    def to_api(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name}
+        if self.attributes:
+            out["attributes"] = {k: {t: v} for k, t, v in self.attributes}
+        if self.capacity:
+            out["capacity"] = {k: {"value": q} for k, q in self.capacity}
+        return out
+
+
+@dataclass(frozen=True)
+class DeviceSet:
+    """A node's devices of one driver (one ResourceSlice pool)."""
+
+    driver: str
+    devices: tuple[Device, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(d.name for d in self.devices)
+
+
+def parse_device_sets(v: Validator, raw: Any, where: str) -> tuple[DeviceSet, ...]:
+    """A pool's or node's ``devices:``: sets of one driver each; a driver's sets on a node are joined."""
+    if not isinstance(raw, list) or not raw:
+        v.fail(where, f"must be a non-empty list of device sets, got {kind_of(raw)}")
+    by_driver: dict[str, list[Device]] = {}
+    for i, item in enumerate(raw):
+        sw = f"{where}[{i}]"
+        m = v.mapping(item, sw, required=("driver",), allowed=_SET_FIELDS)
+        driver = m["driver"]
+        if not isinstance(driver, str) or len(driver) > 63 or not _DRIVER.match(driver):
+            v.fail(f"{sw}.driver", f"must be a driver name (a DNS subdomain of at most 63), got {short(driver)}")
+        names = _names(v, m, sw)
+        devices = by_driver.setdefault(driver, [])
+        taken = {d.name for d in devices}
+        for j, n in enumerate(names):
+            if n in taken:
+                v.fail(f"{sw}.names[{j}]" if "names" in m else f"{sw}.name",
+                       f"device {n!r} of driver {driver} is given twice on this node")
+            taken.add(n)
+        attrs = _per_device(v, m.get("attributes") or {}, f"{sw}.attributes", len(names), _attribute)
+        caps = _per_device(v, m.get("capacity") or {}, f"{sw}.capacity", len(names), _quantity)
+        devices += [Device(n, tuple(a[j] for a in attrs), tuple(c[j] for c in caps)) for j, n in enumerate(names)]
+        if len(devices) > MAX_DEVICES:
+            v.fail(f"{sw}.count", f"{len(devices)} devices of driver {driver} on one node; at most {MAX_DEVICES}")
+    return tuple(DeviceSet(d, tuple(devs)) for d, devs in by_driver.items())
+
+
+def _names(v: Validator, m: dict[str, Any], sw: str) -> list[str]:
+    if "names" in m:
+        if "name" in m:
+            v.fail(f"{sw}.name", "give either 'name' (a prefix) or 'names' (each device's), not both")
+        names = v.strings(m["names"], f"{sw}.names")
+        if not names:
+            v.fail(f"{sw}.names", "must list at least one device name")
+        if "count" in m and v.whole(m["count"], f"{sw}.count") != len(names):
+            v.fail(f"{sw}.count", f"is {m['count']} but 'names' lists {len(names)} devices")
+        for j, n in enumerate(names):
+            if not _DEVICE_NAME.match(n):
+                v.fail(f"{sw}.names[{j}]", f"must be a device name (a DNS label), got {short(n)}")
+        return names
+    if "count" not in m:
+        v.fail(f"{sw}.count", "required field is missing (or list the devices in 'names')")
+    count = v.whole(m["count"], f"{sw}.count", minimum=1, maximum=MAX_DEVICES)
+    prefix = m.get("name", "dev")
+    if not isinstance(prefix, str) or not _DEVICE_NAME.match(f"{prefix}-{count - 1}"):
+        v.fail(f"{sw}.name", f"must be a device name prefix (a DNS label with room for '-N'), got {short(prefix)}")
+    return [f"{prefix}-{j}" for j in range(count)]
+
+
+def _per_device(v: Validator, raw: Any, where: str, count: int, one: Any) -> list[list[Any]]:
+    """For each named attribute (or capacity), one parsed value per device: a list is one each, else shared."""
+    m = v.mapping(raw, where)
+    out: list[list[Any]] = []
+    for key, value in m.items():
+        kw = f"{where}.{key}"
+        _attribute_name(v, str(key), kw)
+        if isinstance(value, list):
+            if len(value) != count:
+                v.fail(kw, f"lists {len(value)} values for {count} devices (one per device, or one value for all)")
+            out.append([one(v, str(key), x, f"{kw}[{j}]") for j, x in enumerate(value)])
+        else:
+            out.append([one(v, str(key), value, kw)] * count)
+    return out
+
+
+def _attribute_name(v: Validator, key: str, where: str) -> None:
+    domain, slash, ident = key.rpartition("/")
+    if not _IDENT.match(ident) or (slash and (len(domain) > 63 or not _DRIVER.match(domain))):
+        v.fail(where, f"{key!r} is not an attribute name (a C identifier of at most 32, optionally after "
+                      "'domain/')")
+
+
+def _attribute(v: Validator, key: str, value: Any, where: str) -> tuple[str, str, Any]:
+    if isinstance(value, bool):
+        return key, "bool", value
+    if isinstance(value, int):
+        return key, "int", value
+    if isinstance(value, str):
+        if len(value) > 64:
+            v.fail(where, f"a string attribute has at most 64 characters, got {len(value)}")
+        return key, "string", value
+    if isinstance(value, dict) and list(value) == ["version"] and isinstance(value["version"], str):
+        return key, "version", value["version"]
+    v.fail(where, f"must be a string, a whole number, true/false or {{version: X}}, got {short(value)}")
+
+
+def _quantity(v: Validator, key: str, value: Any, where: str) -> tuple[str, str]:
+    q = str(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else ""
+    if not _QUANTITY.match(q):
+        v.fail(where, f"must be a quantity (80Gi, 4, 500m), got {short(value)}")
+    return key, q
+
+
+@dataclass(frozen=True)
+class DeviceClassDef:
+    """A DeviceClass the cluster makes: its name and manifest (as frozen JSON-ish text for equality)."""
+
+    name: str
+    manifest_text: str
+
+    def manifest(self) -> dict[str, Any]:
+        return dict(json.loads(self.manifest_text))
+
+
+def parse_device_classes(v: Validator, raw: Any, where: str, base: Path) -> tuple[DeviceClassDef, ...]:
+    """``deviceClasses:``: DeviceClass manifests, inline or by file (beside the definition, else shipped)."""
+    if not isinstance(raw, list) or not raw:
+        v.fail(where, f"must be a non-empty list of DeviceClass manifests or files, got {kind_of(raw)}")
+    out: dict[str, DeviceClassDef] = {}
+    for i, item in enumerate(raw):
+        cw = f"{where}[{i}]"
+        if isinstance(item, str):
+            path = resolve_user_path(item, base)
+            doc, lines = read_yaml(path, "DeviceClass")
+            _one_class(Validator(str(path), lines), doc, "", out)
+        else:
+            _one_class(v, item, cw, out)
+    return tuple(out.values())
+
+
+def _one_class(v: Validator, doc: Any, where: str, out: dict[str, DeviceClassDef]) -> None:
+    m = v.mapping(doc, where, required=("apiVersion", "kind", "metadata"))
+    if m["kind"] != "DeviceClass" or m["apiVersion"] != "resource.k8s.io/v1":
+        v.fail(f"{where}.kind" if where else "kind",
+               f"must be a DeviceClass of resource.k8s.io/v1, got {short(m['kind'])} of {short(m['apiVersion'])}")
+    check_manifest(v, m, where)
+    name = v.string(v.mapping(m["metadata"], f"{where}.metadata", required=("name",))["name"],
+                    f"{where}.metadata.name")
+    if name in out:
+        v.fail(f"{where}.metadata.name" if where else "metadata.name", f"device class {name!r} is given twice")
+    out[name] = DeviceClassDef(name, json.dumps(m, sort_keys=True))
+
