@@ -232,6 +232,7 @@ def _role(name: str) -> Callable[[pytest.Config], SchedulerConfig]:
 slots_config = _role("network-slots")
 shared_slots_config = _role("shared-slots")
 tenant_config = _role("tenant-filter")
+gang_config = _role("gang")
 
 
 def extender_config(config: pytest.Config, kind: str) -> SchedulerConfig:

@@ -34,17 +34,21 @@ from schedgate.spec.shipped import shipped
 
 COMMANDS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "schedgate-pki")
 # Deliberately broken builds for `make mutants`: binary name -> (package, mutant name). The name is
-# linked into MUTANT_VAR (go/pkg/networkslots/mutant.go lists the known ones); the package compiles
-# as in the correct build, so each mutant costs a link only.
+# linked into MUTANT_VAR (each plugin defines its own with go/pkg/mutant: networkslots/mutant.go,
+# gang/gang.go); the package compiles as in the correct build, so each mutant costs a link only.
 MUTANT_BUILDS = {
     "kube-scheduler-leaky-unreserve": ("./cmd/kube-scheduler", "leaky-unreserve"),
     "kube-scheduler-blocking-permit": ("./cmd/kube-scheduler", "blocking-permit"),
     "kube-scheduler-prebind-no-recheck": ("./cmd/kube-scheduler", "prebind-no-recheck"),
     "kube-scheduler-memory-only-ledger": ("./cmd/kube-scheduler", "memory-only-ledger"),
+    "kube-scheduler-gang-early-permit": ("./cmd/kube-scheduler", "gang-early-permit"),
+    "kube-scheduler-gang-permit-never-times-out": ("./cmd/kube-scheduler", "gang-permit-never-times-out"),
+    "kube-scheduler-gang-no-rollback": ("./cmd/kube-scheduler", "gang-no-rollback"),
 }
-MUTANT_VAR = "schedgate/pkg/networkslots.mutant"
-# What a mutant binary prints on stderr first thing (mutantBanner in mutant.go).
-_MUTANT_BANNER = "schedgate: THIS IS A DELIBERATELY BROKEN BUILD: NetworkSlots mutant {}: "
+MUTANT_VAR = "schedgate/pkg/mutant.name"
+# What a mutant binary prints on stderr first thing (mutant.Banner, printed by cmd/kube-scheduler).
+_MUTANT_BANNER = "schedgate: THIS IS A DELIBERATELY BROKEN BUILD: "
+_MUTANT_NAMED = " mutant {}: "
 _VERSION_PKG = "k8s.io/component-base/version"
 
 
@@ -239,8 +243,9 @@ def _check_version(binary: Path, version: str, mutant: str) -> None:
     if not shown or version not in shown[0]:
         raise ToolchainError(f"{binary.name} --version says {shown[:1]}, expected Kubernetes {version}")
     banner = next(iter(check.stderr.splitlines()), "")
-    if mutant and not banner.startswith(_MUTANT_BANNER.format(mutant)):
+    named = _MUTANT_NAMED.format(mutant)
+    if mutant and not (banner.startswith(_MUTANT_BANNER) and named in banner):
         raise ToolchainError(f"{binary.name} is not the mutant {mutant}: its --version printed {banner!r} on "
-                             f"stderr, expected {_MUTANT_BANNER.format(mutant)!r}... (is {MUTANT_VAR} right?)")
+                             f"stderr, expected {_MUTANT_BANNER!r}PLUGIN{named!r}... (is {MUTANT_VAR} right?)")
     if not mutant and "DELIBERATELY BROKEN" in check.stderr:
         raise ToolchainError(f"{binary.name} is a mutant build: {banner!r}")

@@ -35,6 +35,8 @@ ROLES: tuple[Role, ...] = (
          "scheduler configuration whose extender is a hard filter (profile gpu-extender-hard)"),
     Role("extender-soft", "--soft-extender-config", "clusters/profiles/extender-soft.yaml",
          "scheduler configuration whose extender is a soft dependency (profile gpu-extender-soft)"),
+    Role("gang", "--gang-scheduler-config", "clusters/profiles/gang.yaml",
+         "scheduler configuration enabling the Gang plugin: groups admitted whole at Permit (profile gang-scheduler)"),
     Role("conformance", "--conformance-scheduler-config", "clusters/profiles/conformance.yaml",
          "upstream's default plugins under profile conformance-scheduler: what e2e/conformance/ runs against"),
 )

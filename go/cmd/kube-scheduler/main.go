@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 
 	"k8s.io/component-base/cli"
@@ -11,6 +12,8 @@ import (
 	_ "k8s.io/component-base/metrics/prometheus/version"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 
+	"schedgate/pkg/gang"
+	"schedgate/pkg/mutant"
 	"schedgate/pkg/networkslots"
 	"schedgate/pkg/tenantfilter"
 )
@@ -18,11 +21,17 @@ import (
 // plugins lists the out-of-tree plugins compiled into this scheduler. Each
 // entry becomes available to any profile; none is enabled by default.
 var plugins = []app.Option{
+	app.WithPlugin(gang.Name, gang.New),
 	app.WithPlugin(networkslots.Name, networkslots.New),
 	app.WithPlugin(tenantfilter.Name, tenantfilter.New),
 }
 
 func main() {
+	// A mutant build says so first thing (the toolchain checks it); every plugin has defined its mutants
+	// by now, as package-level vars.
+	if b := mutant.Banner(); b != "" {
+		fmt.Fprintln(os.Stderr, b)
+	}
 	command := app.NewSchedulerCommand(plugins...)
 	os.Exit(cli.Run(command))
 }

@@ -52,7 +52,7 @@ func newHolds(w waitingPods, pods corelisters.PodLister) *holds {
 // hold timeout. The blocking-permit mutant build instead blocks here.
 func (pl *Plugin) permitHold(ctx context.Context, pod *v1.Pod) (*fwk.Status, time.Duration) {
 	timeout := time.Duration(pl.args.HoldTimeoutSeconds) * time.Second
-	if blockingPermit.on() {
+	if blockingPermit.On() {
 		return pl.holdByBlocking(ctx, pod, timeout)
 	}
 	pl.holds.mu.Lock()

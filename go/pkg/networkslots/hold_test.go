@@ -189,7 +189,7 @@ func TestPreBindFailsForADeletedNode(t *testing.T) {
 	}
 	s := pl.PreBind(context.Background(), nil, pod, "prebind-gone")
 	want := "NetworkSlots PreBind: node prebind-gone no longer exists"
-	if prebindNoRecheck.on() {
+	if prebindNoRecheck.On() {
 		if !s.IsSuccess() {
 			t.Errorf("mutant PreBind on a deleted node = %v, want Success (no re-check)", s)
 		}
@@ -217,7 +217,7 @@ func rawArgs(js string) *runtime.Unknown {
 }
 
 func TestAFreshPluginCountsPodsBoundBeforeItStarted(t *testing.T) {
-	if memoryOnlyLedger.on() {
+	if memoryOnlyLedger.On() {
 		t.Skip("the memory-only-ledger mutant build forgets pods bound before it started")
 	}
 	// A restarted scheduler: its ledger is empty until the informer lists the

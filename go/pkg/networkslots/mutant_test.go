@@ -4,18 +4,18 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"schedgate/pkg/mutant"
 )
 
 // setMutant makes the test binary the mutant name until the test ends.
 func setMutant(t *testing.T, name string) {
 	t.Helper()
-	saved := mutant
-	mutant = name
-	t.Cleanup(func() { mutant = saved })
+	t.Cleanup(mutant.SetForTest(name))
 }
 
 func TestEachMutantNameTurnsOnExactlyItsSwitch(t *testing.T) {
-	switches := map[string]mutantName{
+	switches := map[string]mutant.Switch{
 		"leakyUnreserve":   leakyUnreserve,
 		"blockingPermit":   blockingPermit,
 		"prebindNoRecheck": prebindNoRecheck,
@@ -34,14 +34,14 @@ func TestEachMutantNameTurnsOnExactlyItsSwitch(t *testing.T) {
 		t.Run("mutant="+tc.mutant, func(t *testing.T) {
 			setMutant(t, tc.mutant)
 			for name, m := range switches {
-				if got, want := m.on(), name == tc.on; got != want {
-					t.Errorf("%s.on() = %v, want %v", name, got, want)
+				if got, want := m.On(), name == tc.on; got != want {
+					t.Errorf("%s.On() = %v, want %v", name, got, want)
 				}
 			}
-			if err := checkMutant(tc.mutant); err != nil {
-				t.Errorf("checkMutant(%q) = %v", tc.mutant, err)
+			if err := mutant.Check(); err != nil {
+				t.Errorf("Check with %q = %v", tc.mutant, err)
 			}
-			banner := mutantBanner(tc.mutant)
+			banner := mutant.Banner()
 			if tc.mutant == "" && banner != "" {
 				t.Errorf("the correct build announces %q", banner)
 			}
@@ -50,8 +50,8 @@ func TestEachMutantNameTurnsOnExactlyItsSwitch(t *testing.T) {
 			}
 		})
 	}
-	if len(knownMutants) != len(switches) {
-		t.Errorf("%d known mutants, %d switches tested", len(knownMutants), len(switches))
+	if n := len(mutant.Known(Name)); n != len(switches) {
+		t.Errorf("%d known mutants, %d switches tested", n, len(switches))
 	}
 }
 
@@ -68,7 +68,7 @@ func TestNewRefusesAnUnknownMutant(t *testing.T) {
 				t.Errorf("New with mutant %q: error %q does not name %s", name, err, want)
 			}
 		}
-		if b := mutantBanner(name); !strings.Contains(b, `"`+name+`"`) || !strings.Contains(b, "refuse to start") {
+		if b := mutant.Banner(); !strings.Contains(b, `"`+name+`"`) || !strings.Contains(b, "refuse to start") {
 			t.Errorf("banner of unknown mutant %q = %q", name, b)
 		}
 	}

@@ -29,6 +29,8 @@ import (
 	"k8s.io/klog/v2"
 	fwk "k8s.io/kube-scheduler/framework"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+
+	"schedgate/pkg/mutant"
 )
 
 const (
@@ -131,8 +133,8 @@ func decodeArgs(obj runtime.Object) (Args, error) {
 
 // New is the plugin factory (frameworkruntime.PluginFactory).
 func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, error) {
-	if err := checkMutant(mutant); err != nil {
-		return nil, err
+	if err := mutant.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
 	args, err := decodeArgs(obj)
 	if err != nil {
@@ -167,7 +169,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	if err != nil {
 		return nil, fmt.Errorf("%s: adding pod event handler: %w", Name, err)
 	}
-	logger.V(2).Info("NetworkSlots plugin built", "mutant", mutant, "faultInjection", args.FaultInjection, "permitTimeoutSeconds", args.PermitTimeoutSeconds)
+	logger.V(2).Info("NetworkSlots plugin built", "mutant", mutant.Active(), "faultInjection", args.FaultInjection, "permitTimeoutSeconds", args.PermitTimeoutSeconds)
 	return pl, nil
 }
 
@@ -260,7 +262,7 @@ func (pl *Plugin) Filter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nod
 // freeOn is the node's free slot count for pod, from the scheduler's
 // snapshot of the node plus this plugin's outstanding reservations.
 func (pl *Plugin) freeOn(nodeInfo fwk.NodeInfo, pod *v1.Pod) int64 {
-	if memoryOnlyLedger.on() {
+	if memoryOnlyLedger.On() {
 		return pl.freeFromLedgerOnly(nodeInfo, pod)
 	}
 	scheduled := map[types.UID]int64{}
@@ -341,7 +343,7 @@ func (pl *Plugin) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, 
 	if podRequest(pod) == 0 {
 		return
 	}
-	if leakyUnreserve.on() {
+	if leakyUnreserve.On() {
 		klog.FromContext(ctx).V(4).Info("NetworkSlots: mutant build, NOT releasing", "pod", klog.KObj(pod), "node", nodeName)
 		return
 	}
@@ -396,7 +398,7 @@ func (pl *Plugin) PreBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, no
 	if pl.fault(pod) == FaultPreBindFail {
 		return fwk.NewStatus(fwk.Error, msgPreBindFault)
 	}
-	if prebindNoRecheck.on() {
+	if prebindNoRecheck.On() {
 		return nil
 	}
 	node, err := pl.nodeLister.Get(nodeName)
@@ -471,7 +473,7 @@ func isOwnAnnotationChange(_ klog.Logger, pod *v1.Pod, oldObj, newObj interface{
 // to the scheduling/binding cycle).
 func (pl *Plugin) onPodAddOrUpdate(logger klog.Logger, obj interface{}) {
 	pod, ok := obj.(*v1.Pod)
-	if !ok || pod.Spec.NodeName == "" || memoryOnlyLedger.on() {
+	if !ok || pod.Spec.NodeName == "" || memoryOnlyLedger.On() {
 		return
 	}
 	n := podRequest(pod)

@@ -184,7 +184,7 @@ func TestPluginFlow(t *testing.T) {
 	// Unreserve releases (normal build) or leaks (mutant build).
 	pl.Unreserve(ctx, nil, p1, "flow-small")
 	wantReserved := int64(0)
-	if leakyUnreserve.on() {
+	if leakyUnreserve.On() {
 		wantReserved = 2
 	}
 	expectUsage(t, pl.ledger, "flow-small", wantReserved, 0)
