@@ -97,6 +97,10 @@ def _file_refs(doc: Any) -> Iterator[tuple[dict[Any, Any], str]]:
     for key in ("cluster", "scheduler"):
         if isinstance(doc.get(key), str) and not (key == "scheduler" and doc[key] in ROLES):
             yield doc, key
+    classes = doc["cluster"].get("deviceClasses") if isinstance(doc.get("cluster"), dict) else None
+    for i, entry in enumerate(classes if isinstance(classes, list) else []):
+        if isinstance(entry, str):
+            yield classes, i  # type: ignore[misc]  (a list, indexed like a mapping)
     steps = doc.get("steps")
     for step in steps if isinstance(steps, list) else []:
         for kind in ("startScheduler", "stopScheduler"):

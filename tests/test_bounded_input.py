@@ -73,7 +73,7 @@ def write(tmp_path: Path, name: str, body: str | bytes) -> Path:
 
 
 LOAD = """\
-import resource, sys, time
+import sys, time
 from schedgate.errors import DefinitionError
 from schedgate.scenarios.load import load_scenario
 from schedgate.spec.cluster import load_definition
@@ -85,7 +85,8 @@ try:
 except DefinitionError as e:
     print(e)
 took = time.process_time() - t
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+# This process's own high-water mark (VmHWM starts anew at exec; ru_maxrss keeps the forking parent's).
+peak = next(int(line.split()[1]) for line in open('/proc/self/status') if line.startswith('VmHWM:')) // 1024
 print(f'cpu {took:.3f} s, peak {peak} MiB', file=sys.stderr)
 """
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from schedgate.errors import DefinitionError
 from schedgate.spec.manifest import check_manifest
 from schedgate.spec.shipped import resolve_user_path
 from schedgate.spec.validate import Validator, kind_of, short
@@ -184,9 +185,14 @@ def parse_device_classes(v: Validator, raw: Any, where: str, base: Path) -> tupl
     for i, item in enumerate(raw):
         cw = f"{where}[{i}]"
         if isinstance(item, str):
-            path = resolve_user_path(item, base)
-            doc, lines = read_yaml(path, "DeviceClass")
-            _one_class(Validator(str(path), lines), doc, "", out)
+            path = resolve_user_path(item, base) if item.strip() else None
+            if path is None or not path.is_file():
+                v.fail(cw, f"no such DeviceClass file {short(item)}")
+            try:
+                doc, lines = read_yaml(path, "DeviceClass")
+                _one_class(Validator(str(path), lines), doc, "", out)
+            except DefinitionError as e:  # named by this entry, and by the class file's own field
+                v.fail(cw, f"{e.path}: {e.field + ': ' if e.field else ''}{e.problem}")
         else:
             _one_class(v, item, cw, out)
     return tuple(out.values())
