@@ -240,9 +240,10 @@ class Cluster:
         return [n for n in nodes if gpus.whole_free(self.core, self.nodes.devices, n, size)]
 
     def allocated_devices(self, pod: Pod) -> list[str]:
-        """The names of the devices allocated to the pod's claims (on its node), in claim order."""
-        devices = self.nodes.devices
-        return [d for _, _, d in devices.allocated(pod.ns.name, pod.read_raw() or {})] if devices else []
+        """The pod's claims' devices in claim order: its node's by name, any other pool's as ``pool/name``."""
+        raw, devices = pod.read_raw() or {}, self.nodes.devices
+        node = (raw.get("spec") or {}).get("nodeName")
+        return [d if p == node else f"{p}/{d}" for _, p, d in devices.allocated(pod.ns.name, raw)] if devices else []
 
     # -- node edits (undone before the next test) ----------------------------
     def label(self, node: str, key: str, value: str) -> None:

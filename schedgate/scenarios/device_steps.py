@@ -58,7 +58,8 @@ class BringDevicesOnline(TakeDevicesOffline):
 @outcome("devices")
 @dataclass(frozen=True)
 class Devices:
-    """Each pod is bound and its claims hold exactly these devices (by name, on its node)."""
+    """Each pod is bound and its claims hold exactly these devices of its node (another node's device shows
+    as ``pool/name`` and fails)."""
 
     names: tuple[str, ...]
 
