@@ -264,14 +264,20 @@ func (pl *Plugin) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, 
 	pl.rejectWaiting(ctx, pod, name, fmt.Sprintf("gang %s: member %s was rejected", name, pod.Name))
 }
 
-// rejectWaiting rejects every waiting member of the group but pod; returns how many.
-func (pl *Plugin) rejectWaiting(ctx context.Context, pod *v1.Pod, name, msg string) int {
+// waitingSiblings are the members of pod's group, pod itself aside, waiting at Permit.
+func (pl *Plugin) waitingSiblings(pod *v1.Pod, name string) []fwk.WaitingPod {
 	var waiting []fwk.WaitingPod
 	pl.handle.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
 		if p := wp.GetPod(); sameGroup(p, pod.Namespace, name) && p.UID != pod.UID {
 			waiting = append(waiting, wp)
 		}
 	})
+	return waiting
+}
+
+// rejectWaiting rejects every waiting member of the group but pod; returns how many.
+func (pl *Plugin) rejectWaiting(ctx context.Context, pod *v1.Pod, name, msg string) int {
+	waiting := pl.waitingSiblings(pod, name)
 	for _, wp := range waiting {
 		wp.Reject(Name, msg)
 	}
@@ -297,12 +303,7 @@ func (pl *Plugin) Permit(ctx context.Context, state fwk.CycleState, pod *v1.Pod,
 	pl.mu.Lock()
 	delete(pl.rejected, pod.UID) // waiting again: the nomination it gets now is current
 	pl.mu.Unlock()
-	var waiting []fwk.WaitingPod
-	pl.handle.IterateOverWaitingPods(func(wp fwk.WaitingPod) {
-		if p := wp.GetPod(); sameGroup(p, pod.Namespace, name) && p.UID != pod.UID {
-			waiting = append(waiting, wp)
-		}
-	})
+	waiting := pl.waitingSiblings(pod, name)
 	members, err := pl.members(pod.Namespace, name)
 	if err != nil {
 		return fwk.AsStatus(err), 0
