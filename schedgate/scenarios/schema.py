@@ -175,6 +175,7 @@ def _outcome(name: str) -> Schema:
     shapes: list[Schema] = [s for value, s in ((True, {"const": True}), (None, {"type": "null"}),
                                                (_NODE, ref("nodeSet"))) if _error(attempt, value) is None]
     shapes += [_object(name, attempt, where)] if allowed_fields(attempt, where) is not None else []
+    shapes = shapes or [dict(TYPES[f"expect.{name}"])]  # a mapping of the scenario's own keys (node sets)
     return {**({"description": doc} if doc else {}), **(shapes[0] if len(shapes) == 1 else {"anyOf": shapes})}
 
 

@@ -76,6 +76,8 @@ TYPES: dict[str, Schema] = {
     "manifests": _list({"type": "object"}, 1), "patch": {"type": "object", "description": "a merge patch"},
     "faults": {"anyOf": [ref("faults"), {"type": "null"}], "description": "the faults to switch on; {} clears all"},
     "slots": {"type": "object", "additionalProperties": _int(), "description": "node or pool -> free slots"},
+    "expect.countsOn": {"type": "object", "minProperties": 1, "additionalProperties": _int(),
+                        "description": "node or pool -> exactly this many of the pods"},
     **dict.fromkeys(BOUNDS, {"type": "number"}), "type": {"enum": ["Normal", "Warning"]},
     "priorityClass": DNS, "message": {**STR, "description": "a regular expression"},
     "name": STR, "key": STR, "template": STR, "profile": STR, "apiVersion": STR, "kind": STR, "reason": STR,
