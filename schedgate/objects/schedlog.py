@@ -17,10 +17,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 # The verbosity that makes the lines below appear: attempts (V3), scores (V10), the queue's rejecting
-# plugins (V3), a plugin's own per-node filter lines (V4/V5) — per file, so client-go stays quiet.
-LOG_FLAGS = ("--v=2", "--vmodule=schedule_one=10,scheduling_queue=3,framework=4,taint_toleration=4,filtering=5")
+# plugins (V3), a plugin's own per-node filter lines (V4/V5), DynamicResources' claim written in PreBind
+# (V5) — per file, so client-go stays quiet.
+LOG_FLAGS = ("--v=2", "--vmodule=schedule_one=10,scheduling_queue=3,framework=4,taint_toleration=4,filtering=5,"
+                      "dynamicresources=5")
 
-_LINE = re.compile(r'^[IWEF]\d{4} [\d:.]+\s+\d+ [^\]]+\] "((?:[^"\\]|\\.)*)"(.*)$')
+_LINE = re.compile(r'^[IWEF]\d{4} (\d\d):(\d\d):(\d\d\.\d+)\s+\d+ [^\]]+\] "((?:[^"\\]|\\.)*)"(.*)$')
+DAY = 86400.0
+
+
+def since(start: float, end: float) -> float:
+    """Seconds from one klog time of day to a later one (a log line carries no date)."""
+    return (end - start) % DAY
 _KEY = re.compile(r"\s*([^=\s][^=]*?)=")
 
 
@@ -60,6 +68,8 @@ class Attempt:
     bound_to: str | None = None
     failure: str | None = None                                         # the FitError (or error) text
     error: bool = False                                                # "Error scheduling pod; retrying"
+    started: float | None = None                                       # klog time of day the cycle began
+    claims_written: float | None = None                                # ... DynamicResources wrote its last claim
 
     def rejected_by(self, node: str, ruled_out: frozenset[str] = frozenset()) -> str:
         """Why ``node`` was not feasible, as far as the log tells: a plugin's own line, the one plugin
@@ -95,16 +105,17 @@ def parse(lines: Iterable[str]) -> dict[str, PodLog]:
         m = _LINE.match(line)
         if not m:
             continue
-        msg = m.group(1)
+        msg = m.group(4)
         if msg not in _WANTED:
             continue
-        kv = _kv(m.group(2))
+        kv = _kv(m.group(5))
+        at = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
         pod = kv.get("pod")
         if not isinstance(pod, str):
             continue
         if msg == "Attempting to schedule pod":
             log = pods.setdefault(pod, PodLog())
-            log.attempts.append(Attempt())
+            log.attempts.append(Attempt(started=at))
             log.cycles += 1
             continue
         a = current(pod)
@@ -115,6 +126,8 @@ def parse(lines: Iterable[str]) -> dict[str, PodLog]:
             a.totals[node] = int(str(kv.get("score", 0)))
         elif msg == "Successfully bound pod to node":
             a.bound_to = node
+        elif msg == "reserved" and "resourceclaim" in kv:  # PreBind: the claim's allocation and reservation written
+            a.claims_written = at
         elif msg == "Unable to schedule pod; no fit; waiting":
             a.failure = str(kv.get("err", ""))
         elif msg == "Error scheduling pod; retrying":
@@ -134,7 +147,8 @@ def parse(lines: Iterable[str]) -> dict[str, PodLog]:
 
 _WANTED = frozenset({
     "Attempting to schedule pod", "Plugin scored node for pod", "Calculated node's final score for pod",
-    "Successfully bound pod to node", "Unable to schedule pod; no fit; waiting", "Error scheduling pod; retrying",
+    "Successfully bound pod to node", "reserved", "Unable to schedule pod; no fit; waiting",
+    "Error scheduling pod; retrying",
     "Pod moved to an internal scheduling queue", "node had untolerated taints",
     "Node failed spreadConstraint: matchNum + selfMatchNum - minMatchNum > maxSkew",
     "Node doesn't have required topology label for spread constraint"})

@@ -18,6 +18,7 @@ import pytest
 from _pytest.junitxml import xml_key  # where pytest keeps its JUnit writer (no public name)
 
 from schedgate.errors import NotHere, SchedgateError
+from schedgate.objects.schedlog import read_logs
 from schedgate.pytest_plugin.fixtures import (  # noqa: F401  (fixtures)
     cluster,
     events,
@@ -38,6 +39,8 @@ from schedgate.pytest_plugin.items import (  # noqa: F401  (fixtures)
 )
 from schedgate.pytest_plugin.options import add_options, asked_for, request_from
 from schedgate.pytest_plugin.state import ItemState, state_of
+from schedgate.report.admission import HEADER as ADMISSION_HEADER
+from schedgate.report.admission import admission
 from schedgate.report.artifacts import collect, folder_for
 from schedgate.report.figures import figures_of
 from schedgate.report.timing import pod_timings, summary_row, wait_bound_pods_ready
@@ -149,17 +152,21 @@ def _after_call(item: pytest.Item, rep: pytest.TestReport, state: ItemState) -> 
             if why:
                 rep.sections.append(("schedgate timings", f"scheduled->Ready not measured: {why}"))
     created = {p.name: p.created_wall for namespace in state.namespaces for p in namespace.pods}
-    timings = []
+    per_namespace = {}
     if c.control_plane_down():
         rep.sections.append(("schedgate timings", "not read: the control plane is down"))
     else:
         try:
-            timings = [t for namespace in state.namespaces
-                       for t in pod_timings(c.core, c.events_api, namespace.name, created)]
+            per_namespace = {namespace.name: pod_timings(c.core, c.events_api, namespace.name, created)
+                             for namespace in state.namespaces}
         except Exception as e:  # noqa: BLE001 — the API may be what failed; the test's own outcome stands
             rep.sections.append(("schedgate timings", f"not read: {type(e).__name__}: {e}"))
+    timings = [t for ts in per_namespace.values() for t in ts]
     if timings:
         item.config.stash.setdefault(_TIMINGS, []).append((item.nodeid, summary_row(timings)))
+        claims_and_gangs = admission(per_namespace, read_logs(s.log_path for s in distinct(c.schedulers)))
+        if claims_and_gangs:
+            item.config.stash.setdefault(_ADMISSIONS, []).append((item.nodeid, claims_and_gangs.row()))
     when = item.config.getoption("artifacts_on")
     if not (when == "always" or (when == "failure" and rep.failed)):
         return
@@ -179,19 +186,30 @@ def _after_call(item: pytest.Item, rep: pytest.TestReport, state: ItemState) -> 
 
 _TIMINGS = pytest.StashKey[list[tuple[str, tuple[int, int, str, str, int, str]]]]()
 _ARTIFACTS = pytest.StashKey[list[str]]()
+_ADMISSIONS = pytest.StashKey[list[tuple[str, tuple[str, ...]]]]()
+
+
+def _table(reporter: pytest.TerminalReporter, title: str, head: tuple[str, ...],
+           rows: list[tuple[str, ...]]) -> None:
+    """A section of the terminal summary: the first column left-aligned, the figures right-aligned."""
+    reporter.section(title)
+    table = [head, *rows]
+    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+    for r in table:
+        reporter.write_line("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
+                                      for i, (c, w) in enumerate(zip(r, widths, strict=True))))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     timings = terminalreporter.config.stash.get(_TIMINGS, [])
     if timings:
-        terminalreporter.section("schedgate pod timings")
-        head = ("test", "pods", "scheduled", "create->scheduled median (s)", "max (s)", "max attempts",
-                "scheduled->Ready median (s)")
-        table = [head, *((n, *(str(x) for x in row)) for n, row in timings)]
-        widths = [max(len(r[i]) for r in table) for i in range(len(head))]
-        for r in table:
-            terminalreporter.write_line("  ".join(c.ljust(w) if i == 0 else c.rjust(w)
-                                                  for i, (c, w) in enumerate(zip(r, widths, strict=True))))
+        _table(terminalreporter, "schedgate pod timings",
+               ("test", "pods", "scheduled", "create->scheduled median (s)", "max (s)", "max attempts",
+                "scheduled->Ready median (s)"), [(n, *(str(x) for x in row)) for n, row in timings])
+    admissions = terminalreporter.config.stash.get(_ADMISSIONS, [])
+    if admissions:
+        _table(terminalreporter, "schedgate claims and gangs", ADMISSION_HEADER,
+               [(n, *row) for n, row in admissions])
     written = terminalreporter.config.stash.get(_ARTIFACTS, [])
     if written and terminalreporter.config.getoption("explain"):
         terminalreporter.section("schedgate explain")

@@ -18,6 +18,7 @@ from typing import Any
 from schedgate.cluster import is_sync_node
 from schedgate.kube.api import read_json
 from schedgate.kube.watch import MATCH, Check, WaitTimeout, pending, wait_for_items
+from schedgate.objects.groups import group_of
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,10 @@ class PodTiming:
     scheduled_to_ready: float | None
     attempts: int
     state: str  # bound, pre-bound, pending: <reason>
+    born: float | None = None      # created (epoch seconds)
+    bound_at: float | None = None  # the Scheduled event (epoch seconds), when a scheduler bound it
+    group: tuple[str, int] | None = None  # gang (group, minimum members)
+    has_claims: bool = False       # its own ResourceClaims, or the one the scheduler made for an extended resource
 
     def row(self) -> list[str]:
         return [self.pod, self.scheduler, self.node or "-", _fmt(self.create_to_scheduled),
@@ -99,7 +104,9 @@ def pod_timings(core: Any, events_api: Any, namespace: str,
             pod=name, scheduler=spec.get("schedulerName", ""), node=node,
             create_to_scheduled=max(0.0, bound_at - born) if bound_at and born else None,
             scheduled_to_ready=max(0.0, ready_at - bound_at) if ready_at and bound_at else None,
-            attempts=failed + (1 if node and by_scheduler else 0), state=state))
+            attempts=failed + (1 if node and by_scheduler else 0), state=state, born=born,
+            bound_at=bound_at if node and by_scheduler else None, group=group_of(p),
+            has_claims=bool(spec.get("resourceClaims") or (p.get("status") or {}).get("extendedResourceClaimStatus"))))
     return out
 
 

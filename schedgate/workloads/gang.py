@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from schedgate.kube.poll import poll_until
 from schedgate.objects.builders import PodBuilder
+from schedgate.objects.groups import GROUP_LABEL, MIN_LABEL
 from schedgate.objects.pods import Pod
 from schedgate.runtime.scheduler import Scheduler
 from schedgate.workloads.gpu import gpu_pod
 
 GANG = "gang-scheduler"
-GROUP_LABEL = "schedgate.io/gang"
-MIN_LABEL = "schedgate.io/gang-min"
 HOLD_GATE = "schedgate.io/hold"
 WAITING = "schedgate_gang_waiting_pods"
 
