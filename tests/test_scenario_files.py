@@ -43,7 +43,7 @@ def test_every_shipped_example_validates():
     for path in EXAMPLES:
         sc = load_scenario(path)
         # The design's topology, or a shipped cluster of its own: with devices, or the racks of the spread files.
-        assert sc.steps and (sc.definition.name in ("inference", "racks") or sc.has_devices), path
+        assert sc.steps and (sc.definition.name in ("inference", "racks", "fleet") or sc.has_devices), path
 
 
 def test_a_good_file_expands_pools_pods_and_the_never_set(tmp_path):
@@ -76,6 +76,15 @@ def test_a_good_file_expands_pools_pods_and_the_never_set(tmp_path):
                      "unknown template 'inference'", id="unknown-template"),
         pytest.param("      scheduledOn: [gpu-net]", "      scheduledOn: [gpu-net]\n      gone: true",
                      r"steps\[2\]\.expect", "needs exactly one outcome", id="two-outcomes"),
+        pytest.param("{template: infer, name: infer, count: 2}",
+                     "{template: infer, name: infer, count: 2, gpuCycle: []}",
+                     r"steps\[0\]\.createPods\.gpuCycle", "must be a non-empty list", id="empty-gpu-cycle"),
+        pytest.param("{template: infer, name: infer, count: 2}",
+                     "{template: infer, name: infer, count: 2, gpuCycle: [1, -4]}",
+                     r"steps\[0\]\.createPods\.gpuCycle\[1\]", "must be a whole number", id="bad-gpu-cycle"),
+        pytest.param("{template: infer, name: infer, count: 2}",
+                     "{template: infer, name: infer, count: 2, gpus: 1, gpuCycle: [1, 4]}",
+                     r"steps\[0\]\.createPods\.gpuCycle", "remove 'gpus'", id="gpu-cycle-and-gpus"),
         pytest.param("kind: Scenario", "kind: Scenery", "kind", "must be Scenario", id="wrong-kind"),
         pytest.param("name: sample", "name: Sample_1", "name", "must be a DNS label", id="bad-name"),
     ],
@@ -213,3 +222,11 @@ def test_a_failing_scenario_leaves_artifacts_and_a_picture_that_explain_it(tmp_p
     assert seen[pod_color("infer")] > 300, "the pod's GPU slot is not visible in the picture"
     # Nothing left running: the run folder and its processes are gone.
     assert not list(env_tmp.glob("schedgate-run-*"))
+
+
+def test_a_gpu_cycle_gives_each_pod_its_turn(tmp_path):
+    sc = load_scenario(write(tmp_path, GOOD.replace("{template: infer, name: infer, count: 2}",
+                                                    "{template: infer, name: infer, count: 5, gpuCycle: [1, 4]}")))
+    create = sc.steps[0].action
+    assert create.names == tuple(f"infer-{i}" for i in range(1, 6))
+    assert [create.template_for(i).gpus for i in range(5)] == [1, 4, 1, 4, 1]

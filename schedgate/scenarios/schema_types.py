@@ -60,6 +60,7 @@ TYPES: dict[str, Schema] = {
     "timeout": {"type": "number", "minimum": 0.1, "maximum": MAX_SECONDS, "description": "seconds (default 30)"},
     "latency": {"type": "number", "minimum": 0, "maximum": MAX_SECONDS, "description": "seconds"},
     "count": _int(), "size": {**_int(1), "description": "GPUs of a whole node (default 8)"}, "gpus": _int(),
+    "gpuCycle": {**_list(_int(), 1), "description": "pod i asks for the i-th count, cycling"},
     "distinctNodes": _int(1), "status": _int(100, 599), "malformed": BOOL, "down": BOOL, "unschedulable": BOOL,
     "cpu": ref("quantity"), "memory": ref("quantity"), "requests": ref("resources"),
     "capacity": ref("resources"), "allocatable": ref("resources"), "labels": ref("labels"),

@@ -11,7 +11,7 @@ here, node edits in :mod:`.node_steps`, schedulers and the extender in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from schedgate.kube.watch import Matcher, wait_for
@@ -39,18 +39,20 @@ def step(name: str) -> Callable[[A], A]:
 @step("createPods")
 @dataclass(frozen=True)
 class CreatePods:
-    """``name``, ``count`` (``name-1..name-N``), ``template`` and any template field, ``oneAtATime``."""
+    """``name``, ``count`` (``name-1..name-N``), ``template`` and any template field, ``oneAtATime``,
+    ``gpuCycle`` (pod i asks for the list's i-th GPU count, cycling: an arrival sequence)."""
 
     names: tuple[str, ...]
     template: Template
     one_at_a_time: bool
     timeout: float
+    gpu_cycle: tuple[int, ...] = ()
 
     @classmethod
     def parse(cls, p: Parser, raw: Any, w: str) -> CreatePods:
         v = p.v
         m = v.mapping(raw, w, required=("name",),
-                      allowed=("name", "count", "template", "oneAtATime", "timeout", *TEMPLATE_FIELDS))
+                      allowed=("name", "count", "template", "oneAtATime", "timeout", "gpuCycle", *TEMPLATE_FIELDS))
         base = Template()
         if "template" in m:
             t = v.string(m["template"], f"{w}.template")
@@ -63,12 +65,26 @@ class CreatePods:
         count = v.whole(m.get("count", 1), f"{w}.count", minimum=1, maximum=MAX_PODS)
         names = [name] if count == 1 else [f"{name}-{n}" for n in range(1, count + 1)]
         p.create(names, w)
+        cycle: tuple[int, ...] = ()
+        if "gpuCycle" in m:
+            if "gpus" in m:
+                v.fail(f"{w}.gpuCycle", "gives each pod's GPUs; remove 'gpus'")
+            raw_cycle = m["gpuCycle"]
+            if not isinstance(raw_cycle, list) or not raw_cycle:
+                v.fail(f"{w}.gpuCycle", "must be a non-empty list of GPU counts, e.g. [1, 1, 4, 1, 1]")
+            cycle = tuple(v.whole(g, f"{w}.gpuCycle[{i}]") for i, g in enumerate(raw_cycle))
         return cls(names=tuple(names), template=template,
-                   one_at_a_time=v.flag(m.get("oneAtATime", False), f"{w}.oneAtATime"), timeout=p.timeout(m, w))
+                   one_at_a_time=v.flag(m.get("oneAtATime", False), f"{w}.oneAtATime"), timeout=p.timeout(m, w),
+                   gpu_cycle=cycle)
+
+    def template_for(self, i: int) -> Template:
+        """The i-th pod's template (its turn of ``gpuCycle``)."""
+        return replace(self.template, gpus=self.gpu_cycle[i % len(self.gpu_cycle)]) if self.gpu_cycle \
+            else self.template
 
     def run(self, r: Run) -> None:
-        for name in self.names:
-            pod = self.template.builder(name).create(r.ns)
+        for i, name in enumerate(self.names):
+            pod = self.template_for(i).builder(name).create(r.ns)
             r.pods[name] = pod
             if self.one_at_a_time:
                 wait_for(pod, decided(), timeout=self.timeout)
