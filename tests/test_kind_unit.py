@@ -17,6 +17,7 @@ from schedgate.providers.kind.config import (
     kind_error,
     kubelet_may_set,
 )
+from schedgate.providers.kind.dra import driver_objects
 from schedgate.spec.cluster import load_definition, parse_definition
 from schedgate.spec.quantity import parse_quantity, scaled
 
@@ -176,3 +177,21 @@ def test_the_kind_lifecycle_runs_argument_lists_with_the_hosts_own_path_and_leav
     assert "--name" not in args and "--image" not in args
     assert any(a.startswith(f"PATH={bin_dir}:") for a in args)
     assert dict(os.environ) == before
+
+
+def test_the_dra_driver_runs_the_given_image_on_every_kubelet_but_the_control_plane_and_sync_node():
+    objs = {o["kind"]: o for o in driver_objects("schedgate/schedgate-dra-plugin:abc")}
+    assert set(objs) == {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "DaemonSet"}
+    pod = objs["DaemonSet"]["spec"]["template"]["spec"]
+    [c] = pod["containers"]
+    assert (c["image"], c["imagePullPolicy"]) == ("schedgate/schedgate-dra-plugin:abc", "Never")  # nothing pulled
+    assert {m["mountPath"] for m in c["volumeMounts"]} == {
+        "/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins", "/var/run/cdi"}
+    assert pod["tolerations"] == [{"operator": "Exists"}]
+    [term] = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert {(e["key"], e["operator"]) for e in term["matchExpressions"]} == {
+        ("node-role.kubernetes.io/control-plane", "DoesNotExist"), ("schedgate.io/sync", "DoesNotExist")}
+    rules = {(r["apiGroups"][0], r["resources"][0]): set(r["verbs"]) for r in objs["ClusterRole"]["rules"]}
+    assert {"create", "update", "delete"} <= rules[("resource.k8s.io", "resourceslices")]
+    assert rules[("resource.k8s.io", "resourceclaims")] == {"get", "list", "watch"}  # reads claims only
+    assert rules[("", "configmaps")] == {"get", "list", "watch"}

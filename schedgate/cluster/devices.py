@@ -7,13 +7,18 @@ it is restored or the test ends. The definition's DeviceClasses are made with
 the cluster and follow it when a scenario file brings another definition.
 Everything is kept in a ledger of what schedgate published, so a reset writes
 only what differs.
+
+Who writes the slices is the ledger's :class:`SlicePublisher`: schedgate itself
+for API-only nodes (:class:`ApiSlices`), or — where kubelets must prepare the
+claims — a DRA driver on each node that schedgate hands the devices to (the
+kind provider's, :mod:`schedgate.providers.kind.dra`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import kubernetes.client as k8s
 
@@ -29,18 +34,81 @@ def slice_name(node: str, driver: str) -> str:
     return f"{node}-{driver}"[:253].rstrip("-.")
 
 
+class SlicePublisher(Protocol):
+    """Puts one node's devices of one driver into the API (one pool named after the node)."""
+
+    @property
+    def on_kubelets(self) -> bool:
+        """Whether it serves kubelet nodes (a driver there prepares the claims), not API-only ones."""
+
+    def write(self, node: str, driver: str, devices: tuple[Device, ...], generation: int) -> int:
+        """Publish exactly ``devices`` (``generation``: the last one published, 0 if none); returns
+        the pool's generation now, once the API holds them."""
+
+    def drop(self, node: str, driver: str) -> None:
+        """The node's pool of that driver is gone from the API."""
+
+
+@runtime_checkable
+class PublishesDevices(Protocol):
+    """A provider's backend whose nodes get their devices from a driver schedgate runs there."""
+
+    @property
+    def device_publisher(self) -> SlicePublisher | None:
+        """The driver's publisher; None where the cluster runs no such driver (no devices defined)."""
+
+
+@dataclass
+class ApiSlices:
+    """schedgate writes the ResourceSlice itself, as a driver would: API-only nodes have none."""
+
+    res: Any
+    on_kubelets: bool = False
+
+    def write(self, node: str, driver: str, devices: tuple[Device, ...], generation: int) -> int:
+        name = slice_name(node, driver)
+        body: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                "metadata": {"name": name, "labels": dict(MANAGED)},
+                "spec": {"driver": driver, "nodeName": node,
+                         "pool": {"name": node, "generation": generation + 1, "resourceSliceCount": 1},
+                         "devices": [d.to_api() for d in devices]}}
+        cur = ignore_not_found(read_json, self.res.read_resource_slice, name)
+        if cur is None:
+            self.res.create_resource_slice(body)
+        else:
+            body["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"]
+            body["spec"]["pool"]["generation"] = max(generation, cur["spec"]["pool"]["generation"]) + 1
+            self.res.replace_resource_slice(name, body)
+        return int(body["spec"]["pool"]["generation"])
+
+    def drop(self, node: str, driver: str) -> None:
+        ignore_not_found(self.res.delete_resource_slice, slice_name(node, driver))
+
+
 @dataclass
 class Devices:
-    """The ResourceSlices and DeviceClasses schedgate publishes for a cluster's API-only nodes."""
+    """The ResourceSlices (through its publisher) and DeviceClasses schedgate publishes for a cluster's nodes."""
 
     api: k8s.ApiClient
+    publisher: SlicePublisher | None = None  # None: schedgate writes the slices (API-only nodes)
     # (node, driver) -> (generation, devices as published)
     published: dict[tuple[str, str], tuple[int, tuple[Device, ...]]] = field(default_factory=dict)
     classes: dict[str, DeviceClassDef] = field(default_factory=dict)
     offline: dict[str, set[str]] = field(default_factory=dict)  # node -> device names left out
 
+    @classmethod
+    def of(cls, api: k8s.ApiClient, backend: object) -> Devices:
+        """The ledger for a provider's backend: its driver publishes where it runs one."""
+        return cls(api, backend.device_publisher if isinstance(backend, PublishesDevices) else None)
+
     def __post_init__(self) -> None:
         self.res: Any = k8s.ResourceV1Api(self.api)
+        self.slices: SlicePublisher = self.publisher or ApiSlices(self.res)
+
+    @property
+    def on_kubelets(self) -> bool:
+        """Whether a driver on each (kubelet) node publishes the devices schedgate hands it."""
+        return self.slices.on_kubelets
 
     @property
     def in_use(self) -> bool:
@@ -113,23 +181,11 @@ class Devices:
         generation, have = self.published.get(key, (0, None))
         if have == devices:
             return False
-        body: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-                "metadata": {"name": slice_name(node, driver), "labels": dict(MANAGED)},
-                "spec": {"driver": driver, "nodeName": node,
-                         "pool": {"name": node, "generation": generation + 1, "resourceSliceCount": 1},
-                         "devices": [d.to_api() for d in devices]}}
-        cur = ignore_not_found(read_json, self.res.read_resource_slice, slice_name(node, driver))
-        if cur is None:
-            self.res.create_resource_slice(body)
-        else:
-            body["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"]
-            body["spec"]["pool"]["generation"] = max(generation, cur["spec"]["pool"]["generation"]) + 1
-            self.res.replace_resource_slice(slice_name(node, driver), body)
-        self.published[key] = (body["spec"]["pool"]["generation"], devices)
+        self.published[key] = (self.slices.write(node, driver, devices, generation), devices)
         return True
 
     def _drop(self, node: str, driver: str) -> None:
-        ignore_not_found(self.res.delete_resource_slice, slice_name(node, driver))
+        self.slices.drop(node, driver)
         del self.published[(node, driver)]
 
     # -- what the scheduler allocated -----------------------------------------------

@@ -60,7 +60,7 @@ class Cluster:
         # Typed as Any: the API takes plain dict manifests, which the client's stubs do not model.
         self.core: Any = k8s.CoreV1Api(self.api)
         self.events_api: Any = k8s.EventsV1Api(self.api)
-        self.nodes = Nodes(self.core, self.definition, self.backend.nodes, devices=Devices(self.api))
+        self.nodes = Nodes(self.core, self.definition, self.backend.nodes, devices=Devices.of(self.api, self.backend))
         self._barrier = SyncBarrier(self.core, self.sync_node, self.nodes.devices)
         self._system_ns: Namespace | None = None
         self._stale_ok = False

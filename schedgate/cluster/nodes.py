@@ -51,8 +51,13 @@ class Nodes:
     added: dict[str, NodeSpec] = field(default_factory=dict)
     # An edit the schedulers may not have seen yet (see Cluster.settle).
     unseen: bool = False
-    # The nodes' devices, published as ResourceSlices (API-only nodes only).
+    # The nodes' devices, published as ResourceSlices (by schedgate on API-only nodes, by a driver on kubelets).
     devices: Devices | None = None
+
+    @property
+    def publishes_devices(self) -> bool:
+        """Whether the nodes' devices can be published: API-only nodes, or kubelets with a DRA driver."""
+        return self.devices is not None and (self.backend.adds_nodes or self.devices.on_kubelets)
 
     def _touch(self, node: str, aspect: Aspect, key: str, what: str = "") -> None:
         self.backend.before_edit(node, what or (f"set {aspect} {key}" if aspect != "node" else key))
@@ -122,7 +127,7 @@ class Nodes:
         """Take devices out of the node's ResourceSlice (a device gone offline), or with ``offline=False``
         put them back; the reset restores every one."""
         spec = self._spec(node)
-        if self.devices is None or not spec.devices:
+        if self.devices is None or not spec.devices or not self.publishes_devices:
             raise NotHere(f"node {node} has no devices schedgate publishes")
         self._touch(node, "node", "devices", f"set devices {', '.join(names)} {'offline' if offline else 'online'}")
         self.devices.set_offline(spec, names, offline)
@@ -153,7 +158,7 @@ class Nodes:
             changed = True
         if self.devices is not None:
             self.devices.offline.clear()  # the nodes' reconcile below publishes every device again
-            if self.backend.adds_nodes:
+            if self.publishes_devices:
                 changed |= self.devices.make_classes(self.definition)
         for spec in self.definition.nodes():
             changed |= self._reconcile(spec, self._touched.pop(spec.name, set()))
@@ -214,10 +219,10 @@ class Nodes:
             self.core.patch_node_status(spec.name, {"status": status_patch}, _content_type=MERGE)
             changed = True
         self.backend.settle(spec, resources)
-        if spec.devices and (self.devices is None or not self.backend.adds_nodes):
-            raise NotHere(f"node {spec.name} has devices: schedgate publishes devices on API-only nodes (the "
-                          "local provider); kind's kubelets need a DRA driver, which schedgate does not have yet")
-        if self.devices is not None and self.backend.adds_nodes:
+        if spec.devices and not self.publishes_devices:
+            raise NotHere(f"node {spec.name} has devices: schedgate publishes them on API-only nodes and, through "
+                          "its DRA driver, on kind's kubelets; these nodes have neither")
+        if self.devices is not None and self.publishes_devices:
             changed |= self.devices.publish(spec)
         return changed
 

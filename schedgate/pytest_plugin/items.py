@@ -132,8 +132,8 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
     scenario: Scenario = item.scenario
     name = request_from(pytestconfig).provider
     if scenario.has_devices and not provider(name).publishes_devices:
-        pytest.skip(f"schedgate: {scenario.source} defines devices; the {name} provider's nodes are kubelets "
-                    "or a cluster's own, and schedgate has no DRA driver to run there yet (local publishes them)")
+        pytest.skip(f"schedgate: {scenario.source} defines devices; the {name} provider's nodes are a cluster's "
+                    "own, with its own DRA drivers (local publishes them, kind runs schedgate's driver)")
     if _same(scenario, request_from(pytestconfig)):
         cluster: Cluster = request.getfixturevalue("cluster")
     else:

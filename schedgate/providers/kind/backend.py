@@ -11,6 +11,7 @@ from kubernetes import client as k8s
 from schedgate.cluster import KubeletNodes
 from schedgate.errors import ComponentError
 from schedgate.providers.kind.config import ROUTED_KUBECONFIG
+from schedgate.providers.kind.dra import DriverSlices
 from schedgate.providers.kind.host import Host
 from schedgate.providers.kind.scheduler import FIRST_PORT, SCHEDULER_NAMESPACE, PodScheduler, StaticScheduler
 from schedgate.providers.rbac import grant
@@ -21,7 +22,8 @@ from schedgate.spec.schedconfig import SchedulerConfig
 
 @dataclass
 class KindBackend:
-    """What a kind cluster can do: start schedulers in it, restart its API server, be proxied, export logs."""
+    """What a kind cluster can do: start schedulers in it, restart its API server, be proxied, export logs,
+    publish devices through its DRA driver."""
 
     host: Host
     cluster: str
@@ -36,6 +38,8 @@ class KindBackend:
     containers: dict[str, str]
     resource_scale: dict[str, float] = field(default_factory=dict)
     schedulers: dict[str, PodScheduler] = field(default_factory=dict)
+    # schedgate's DRA driver on the nodes (only where the definition has devices).
+    device_publisher: DriverSlices | None = None
     name: str = "kind"
     _ports: list[int] = field(default_factory=list)
 

@@ -119,13 +119,17 @@ class Host:
 
     def scheduler_image(self, binary: Path) -> str:
         """An image holding ``binary`` as /usr/local/bin/kube-scheduler, tagged by its content."""
+        return self.binary_image(binary, "kube-scheduler")
+
+    def binary_image(self, binary: Path, name: str) -> str:
+        """``schedgate/<name>:<content hash>`` holding ``binary`` as /usr/local/bin/<name> (made if missing)."""
         h = hashlib.sha256()
         with open(binary, "rb") as f:
             for chunk in iter(lambda: f.read(1 << 20), b""):
                 h.update(chunk)
-        tag = f"schedgate/kube-scheduler:{h.hexdigest()[:12]}"
+        tag = f"schedgate/{name}:{h.hexdigest()[:12]}"
         if self.image_id(tag) is None:
-            self.run(str(shipped("scripts/binary-image")), str(binary), tag, "/usr/local/bin/kube-scheduler",
+            self.run(str(shipped("scripts/binary-image")), str(binary), tag, f"/usr/local/bin/{name}",
                      what=f"scripts/binary-image {binary}")
         return tag
 

@@ -4,14 +4,16 @@ One control-plane node (kind's) plus one worker per node of the definition,
 registered under the definition's node name, with its labels and taints
 (:mod:`.config`). A kubelet reports its machine's real CPUs and memory, so
 pod cpu and memory requests are scaled by real/defined node size; GPUs are
-advertised by patching node status, as a device plugin would. The scheduler
-under test runs in the cluster as a Deployment (:mod:`.scheduler`).
+advertised by patching node status, as a device plugin would; DRA devices by
+schedgate's driver on each node (:mod:`.dra`). The scheduler under test runs in
+the cluster as a Deployment (:mod:`.scheduler`).
 
 Creation steps: node tools and node image, binaries, the run folder, a reused
 cluster checked (or recreated), ``kind create cluster``, every node Ready, the
-scheduler image loaded and started, the nodes as defined, the first sync. The
-one rollback exports a new cluster's node logs, deletes it and removes the
-run folder (a reused cluster that was not made by this run is left alone).
+scheduler image loaded and started, the DRA driver (with devices only), the
+nodes as defined, the first sync. The one rollback exports a new cluster's
+node logs, deletes it and removes the run folder (a reused cluster that was
+not made by this run is left alone).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from schedgate.providers.kind.config import (
     kind_config,
     kind_name,
 )
+from schedgate.providers.kind.dra import DriverSlices, deploy_driver
 from schedgate.providers.kind.host import Host
 from schedgate.providers.kind.scheduler import StaticScheduler
 from schedgate.runtime.procs import RunDir
@@ -57,7 +60,7 @@ log = logging.getLogger("schedgate")
 class KindProvider:
     name = "kind"
     makes_clusters = True
-    publishes_devices = False  # a kubelet prepares claims: that needs a DRA driver on the node
+    publishes_devices = True  # through schedgate's DRA driver on the nodes, which prepares the claims
 
     def preflight(self, req: ClusterRequest) -> None:
         """Each problem one line, before anything is built, created or written."""
@@ -127,6 +130,7 @@ class _Creation:
             ("kind: create cluster", self.create_cluster),
             ("kind: every node Ready", self.nodes_ready),
             ("kind: the scheduler under test in the cluster", self.start_scheduler),
+            ("kind: the DRA driver on every node", self.start_dra_driver),
             ("kind: nodes as defined", self.nodes_as_defined),
             ("first sync of every scheduler", lambda: self.cluster.sync_schedulers(timeout=60)),
             ("run info", lambda: write_info(self.dir.path, self.req, self.cluster)),
@@ -213,6 +217,19 @@ class _Creation:
             config_path=self.dir.path / "kube-scheduler.config.yaml", image="", api=api, node=control_plane,
             run_dir=self.dir.path / "logs", pod_name=f"kube-scheduler-{control_plane}")
         self.backend.start_scheduler(req.scheduler_config, None, None)
+
+    def start_dra_driver(self) -> None:
+        """Only for a definition with devices: a cluster without them runs exactly what it did."""
+        d = self.req.definition
+        if not (d.device_classes or any(n.devices for n in d.nodes())):
+            return
+        if self.host.bin_dir is None:
+            raise ComponentError("kind: scripts/node-binaries gave no folder for the DRA plugin")
+        image = self.host.binary_image(self.host.bin_dir / "schedgate-dra-plugin", "schedgate-dra-plugin")
+        self.host.load_image(self.name, image)
+        deploy_driver(self.api, image, [n.name for n in d.nodes()])
+        self.backend.device_publisher = DriverSlices(self.api)
+        log.info("kind: DRA driver %s running on %d node(s)", image, len(d.nodes()))
 
     def nodes_as_defined(self) -> None:
         core = k8s.CoreV1Api(self.api)
