@@ -8,7 +8,7 @@ PY      := $(VENV)/bin/python
 PYTEST  := scripts/pytest
 ARGS    ?=
 
-.PHONY: help venv tools browser e2e repro e2e-kind unit test mutants bench bench-providers soak lint clean docker kind-image kind-up kind-down kind-smoke
+.PHONY: help venv tools browser e2e repro e2e-kind unit test mutants bench bench-fleet bench-providers soak lint clean docker kind-image kind-up kind-down kind-smoke
 
 help:
 	@echo "make e2e       run the scenario suite against the profile under test (kind if Docker answers, else local)"
@@ -18,6 +18,7 @@ help:
 	@echo "make mutants   run the suite against each broken scheduler in clusters/mutants"
 	@echo "make bench     print start-up, suite and bind-latency figures"
 	@echo "make soak N=20 the local suite N times: per-test pass counts, slowest tests (PROVIDER=kind N=5)"
+	@echo "make bench-fleet  the local provider at 1,000 and 5,000 nodes: start, memory, pods/s, p50/p99, harness overhead (ARGS=--sizes 1000)"
 	@echo "make bench-providers   local and kind side by side: start to ready, node image build (ARGS=--suites: suite times)"
 	@echo "make tools     build the pinned etcd, kube-apiserver, kube-controller-manager, kube-scheduler"
 	@echo "make docker    start a Docker engine (installs Debian's docker.io if dockerd is missing)"
@@ -72,6 +73,9 @@ mutants: tools
 
 bench: tools
 	$(PY) bench/run.py $(ARGS)
+
+bench-fleet: tools
+	$(PY) bench/fleet.py $(ARGS)
 
 # The suite N times in a row: per-test pass counts and the slowest tests (PROVIDER=kind for real kubelets).
 N ?= 20

@@ -74,7 +74,7 @@ def main() -> int:
     c = last.cluster
     print("== local control plane: resident memory, MiB (cluster idle, after start)")
     total = 0.0
-    for p in c.components():
+    for p in c.backend.components():
         m = rss_mib(p.pid)
         total += m
         print(f"   {p.name:<28} {m:8.1f}")

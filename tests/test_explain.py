@@ -9,7 +9,7 @@ from pathlib import Path
 
 from browser import pixels, screenshot
 
-from schedgate.objects.schedlog import parse
+from schedgate.objects.schedlog import LOG_FLAGS, SCORED_UP_TO, log_flags, parse
 from schedgate.report.explain import CHOSEN, REJECTED, explain, explain_text
 
 ROOT = Path(__file__).parent.parent
@@ -48,6 +48,23 @@ def test_each_node_gets_the_verdict_the_log_supports_and_no_more():
     assert [(r.node, r.verdict, r.total) for r in e.rows][:2] == [("a", "chosen", 398), ("b", "feasible", 341)]
     text = explain_text([e])
     assert "2 attempt(s); last: bound to a" in text and "TaintToleration  NodeResourcesFit" in text
+
+
+def test_score_lines_are_left_off_above_the_size_where_they_slow_the_scheduler():
+    assert log_flags(SCORED_UP_TO) == LOG_FLAGS
+    big = " ".join(log_flags(SCORED_UP_TO + 1))
+    assert "schedule_one=3," in big and "schedule_one=10" not in big
+    assert "dynamicresources=5" in big and "--v=2" in big  # attempts, binds and claims are still logged
+
+
+def test_a_bind_among_several_feasible_nodes_without_score_lines_claims_no_verdict():
+    lines = ['I1202 01:00:00.000001   1 schedule_one.go:117] "Attempting to schedule pod" pod="t/big"',
+             'I1202 01:00:00.020000   1 schedule_one.go:483] "Successfully bound pod to node" pod="t/big" '
+             'node="a" evaluatedNodes=300 feasibleNodes=250']
+    pod = {"metadata": {"namespace": "t", "name": "big"}, "spec": {"schedulerName": "s"}}
+    (e,) = explain([pod], parse(lines), nodes("a", "b"))
+    assert [(r.node, r.verdict) for r in e.rows] == [("a", "chosen"), ("b", "no verdict: scores not logged")]
+    assert "250 feasible nodes; no score lines" in e.note
 
 
 def test_repro_explain_shows_filter_reasons_and_scores_for_the_capacity_scenario(tmp_path):

@@ -31,6 +31,18 @@ def test_every_node_operation_is_undone_by_the_reset(cluster, ns):
     cluster.sync_schedulers()
 
 
+def test_nodes_deleted_together_come_back_together_exactly_as_defined(cluster, ns):
+    """More than one node missing: the reset makes them concurrently (one list, then creates in parallel)."""
+    gone = cluster.pool("gpu-net") + cluster.pool("cpu")
+    want = {n: node_state(cluster, n) for n in gone}
+    for n in gone:
+        cluster.delete_node(n)
+    assert cluster.apply_nodes() is True
+    assert {n: node_state(cluster, n) for n in gone} == want
+    assert cluster.apply_nodes() is False, "a second reset must find nothing to change"
+    cluster.sync_schedulers()
+
+
 def test_a_taint_added_in_a_test_keeps_pods_off_the_node(cluster, ns):
     net = cluster.pool("gpu-net")
     for node in net[1:]:

@@ -5,7 +5,10 @@ the provider runs (API-only nodes or kubelets: :mod:`schedgate.cluster.node_kind
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -25,6 +28,10 @@ from schedgate.cluster.node_kinds import (
 from schedgate.errors import ComponentError, NotHere
 from schedgate.kube.api import ignore_not_found, read_json
 from schedgate.spec.cluster import GPU, ClusterDefinition, Condition, NodeSpec, Taint
+
+log = logging.getLogger("schedgate")
+CREATE_WORKERS = 8  # concurrent node creates: enough to keep a local API server busy, bounded for a shared one
+PROGRESS_EVERY = 500
 
 __all__ = ["ADMISSION_TAINTS", "DELETE", "MERGE", "ApiOnlyNodes", "KubeletNodes", "NodeBackend", "Nodes", "Touch",
            "now", "ready_condition", "wait_allocatable", "wait_node_registered"]
@@ -160,9 +167,37 @@ class Nodes:
             self.devices.offline.clear()  # the nodes' reconcile below publishes every device again
             if self.publishes_devices:
                 changed |= self.devices.make_classes(self.definition)
+        listed = self._listed()
+        missing = [spec for spec in self.definition.nodes() if spec.name not in listed]
+        if len(missing) > 1 and self.backend.adds_nodes:
+            self._create_many(missing)
+            listed, changed = self._listed(), True
         for spec in self.definition.nodes():
-            changed |= self._reconcile(spec, self._touched.pop(spec.name, set()))
+            changed |= self._reconcile(spec, self._touched.pop(spec.name, set()), listed.get(spec.name))
         return changed
+
+    def _listed(self) -> dict[str, dict[str, Any]]:
+        """Every node as the API has it now: one list (paged), not a read per node."""
+        out: dict[str, dict[str, Any]] = {}
+        token = None
+        while True:
+            page = read_json(self.core.list_node, limit=500, **({"_continue": token} if token else {}))
+            out.update({n["metadata"]["name"]: n for n in page.get("items") or []})
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return out
+
+    def _create_many(self, specs: Sequence[NodeSpec]) -> None:
+        """API-only nodes made ``CREATE_WORKERS`` at a time (the API server, not the client, sets the pace),
+        with a progress line every ``PROGRESS_EVERY`` nodes."""
+        t0, done = time.monotonic(), 0
+        with ThreadPoolExecutor(max_workers=CREATE_WORKERS, thread_name_prefix="schedgate-nodes") as pool:
+            for _ in pool.map(self.backend.bring_back, specs):
+                done += 1
+                if done % PROGRESS_EVERY == 0 and done < len(specs):
+                    elapsed = time.monotonic() - t0
+                    log.info("nodes: %d of %d made, %.0f/s, about %.0f s left", done, len(specs), done / elapsed,
+                             (len(specs) - done) * elapsed / done)
 
     def redefine(self, definition: ClusterDefinition) -> None:
         """Replace the node set with another definition's: a node whose spec differs is deleted and made
@@ -182,8 +217,8 @@ class Nodes:
         self.unseen = True
         self.reset()
 
-    def _reconcile(self, spec: NodeSpec, touched: set[Touch]) -> bool:
-        cur = self.read(spec.name)
+    def _reconcile(self, spec: NodeSpec, touched: set[Touch], cur: dict[str, Any] | None = None) -> bool:
+        cur = cur if cur is not None else self.read(spec.name)
         changed = False
         if cur is None:
             self.backend.before_edit(spec.name, "bring the node back")

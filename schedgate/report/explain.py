@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from schedgate.objects.schedlog import Attempt, PodLog
+from schedgate.objects.schedlog import SCORED_UP_TO, Attempt, PodLog
 
 # NodeUnschedulable rejects only nodes marked unschedulable; on any other node it cannot be the filter.
 _CORDON_ONLY = frozenset({"NodeUnschedulable"})
@@ -65,8 +65,11 @@ def _one(pod: str, scheduler: str, attempts: int, a: Attempt, nodes: list[tuple[
     best = max(a.totals.values(), default=None)
     tied = sorted(n for n, t in a.totals.items() if t == best)
     rows = []
+    unscored = bool(a.bound_to and not a.totals and (a.feasible or 0) > 1)  # score lines were off
     for name, cordoned in nodes:
-        if name in a.totals:
+        if unscored:
+            rows.append(Row(name, "chosen" if name == a.bound_to else "no verdict: scores not logged", None, {}))
+        elif name in a.totals:
             verdict = "chosen" if name == a.bound_to else "feasible"
             if len(tied) > 1 and name in tied:
                 verdict += f" (top score shared by {len(tied)} nodes: the scheduler took one of them)"
@@ -82,6 +85,9 @@ def _one(pod: str, scheduler: str, attempts: int, a: Attempt, nodes: list[tuple[
     else:
         outcome = "in progress"
     note = "" if a.totals or not a.bound_to else "one feasible node: the scheduler logs no scores then"
+    if unscored:
+        note = (f"{a.feasible} feasible nodes; no score lines in the log (schedgate leaves them off above "
+                f"{SCORED_UP_TO} nodes, where they slow the scheduler several times)")
     return Explanation(pod, scheduler, attempts, outcome, tuple(rows), plugins, note)
 
 

@@ -12,7 +12,7 @@ from typing import Protocol, TypeVar
 from schedgate.errors import ComponentError
 from schedgate.kube.poll import poll_until
 from schedgate.objects.metrics import MetricsSnapshot, parse_metrics
-from schedgate.objects.schedlog import LOG_FLAGS
+from schedgate.objects.schedlog import log_flags
 from schedgate.runtime.health import get, probe, tls_context, wait_ready
 from schedgate.runtime.procs import Proc, RunDir
 from schedgate.spec.schedconfig import EffectiveConfig, SchedulerConfig
@@ -35,6 +35,7 @@ class SchedulerProcess:
     pki: Path
     run: RunDir
     extra_args: list[str] = field(default_factory=list)
+    nodes: int = 0  # the cluster's size when it starts: score lines are left off above SCORED_UP_TO
     proc: Proc | None = None
     starts: int = 0
 
@@ -51,7 +52,7 @@ class SchedulerProcess:
             f"--tls-cert-file={self.pki / 'serving.crt'}",
             f"--tls-private-key-file={self.pki / 'serving.key'}",
             "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
-            *LOG_FLAGS,
+            *log_flags(self.nodes),
             *self.extra_args,
         ]
 

@@ -44,7 +44,7 @@ API_VERSION = "schedgate.io/v1alpha1"
 GPU = "nvidia.com/gpu"
 
 _REQUIRED_CAPACITY = ("cpu", "memory", "pods")
-MAX_NODES = 1000
+MAX_NODES = 5000
 # A node's name: a DNS subdomain, what the API accepts.
 _NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 HOSTNAME = "kubernetes.io/hostname"

@@ -47,6 +47,7 @@ class LocalControlPlane:
     run: RunDir
     under_test: SchedulerConfig
     scheduler_binary: Path
+    nodes: int = 0  # the definition's size: the schedulers' log flags depend on it (schedlog.log_flags)
     timings: dict[str, float] = field(default_factory=dict)
     procs: dict[str, Proc] = field(default_factory=dict)
     schedulers: dict[str, SchedulerProcess] = field(default_factory=dict)
@@ -145,7 +146,7 @@ class LocalControlPlane:
         effective = config.effective(kubeconfig=str(self.kubeconfig(identity)), lease=lease)
         path = effective.write(self.run.path / f"{lease}.config.yaml")
         proc = SchedulerProcess(name=lease, config=config, effective=effective, config_path=path, binary=binary,
-                                port=free_port(), pki=self.pki, run=self.run)
+                                port=free_port(), pki=self.pki, run=self.run, nodes=self.nodes)
         for profile in config.profile_names:
             self.schedulers[profile] = proc
         return proc

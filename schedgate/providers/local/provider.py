@@ -86,7 +86,7 @@ class _Creation:
         self.binary = Path(req.scheduler_binary or self.bins.kube_scheduler)
         self.dir = RunDir.create(keep=req.keep)
         self.cp = LocalControlPlane(bins=self.bins, run=self.dir, under_test=req.scheduler_config,
-                                    scheduler_binary=self.binary)
+                                    scheduler_binary=self.binary, nodes=len(req.definition.nodes()))
 
     def run(self) -> Started:
         req = self.req
