@@ -34,6 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from memory import print_memory  # noqa: E402  (bench/, the script's own folder)
+
 import schedgate.runtime.scheduler as sched  # noqa: E402
 from schedgate import scheduled_on, wait_for  # noqa: E402
 from schedgate.cluster import Cluster  # noqa: E402
@@ -55,13 +57,6 @@ def definition(n: int) -> object:
         "pools": [{"name": "gpu", "count": n, "labels": {"infra.example.com/high-speed-network": "true"},
                    "capacity": {"cpu": "64", "memory": "512Gi", "pods": 110, "nvidia.com/gpu": 8}}]},
         source=f"fleet-{n}")
-
-
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -163,13 +158,7 @@ def main() -> int:
                     if made:
                         print(f"   {'node creation rate':<34} {n / made:7.0f} nodes/s")
                     print(f"== {n} nodes: control-plane resident memory, MiB (idle, after start)")
-                    total = 0.0
-                    for p in c.backend.components():
-                        m = rss_mib(p.pid)
-                        total += m
-                        print(f"   {p.name:<34} {m:7.1f}")
-                    print(f"   {'total':<34} {total:7.1f}")
-                    memory[n] = total
+                    memory[n] = print_memory(c, 34)
                 for kind in ("plain", "gpu"):
                     sides = (("alone, quiet", False),) if quiet else \
                         ((("alone", False), ("harness", True)) if k % 2 == 0 else (("harness", True), ("alone", False)))

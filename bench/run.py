@@ -21,6 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from memory import print_memory  # noqa: E402  (bench/, the script's own folder)
+
 from schedgate import scheduled_on, unschedulable, wait_for  # noqa: E402
 from schedgate.providers import ClusterRequest, start_cluster  # noqa: E402
 from schedgate.spec.cluster import load_definition  # noqa: E402
@@ -31,13 +33,6 @@ from schedgate.workloads.gpu import fill_gpus, gpu_pod  # noqa: E402
 def request() -> ClusterRequest:
     return ClusterRequest("local", load_definition(ROOT / "clusters/inference.yaml"),
                           load_scheduler_config(ROOT / "clusters/profiles/gpu-packing-scheduler.yaml"))
-
-
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def summary(xs: list[float]) -> str:
@@ -73,12 +68,7 @@ def main() -> int:
     assert last is not None
     c = last.cluster
     print("== local control plane: resident memory, MiB (cluster idle, after start)")
-    total = 0.0
-    for p in c.backend.components():
-        m = rss_mib(p.pid)
-        total += m
-        print(f"   {p.name:<28} {m:8.1f}")
-    print(f"   {'total':<28} {total:8.1f}")
+    print_memory(c, 28)
 
     print("== bind latency after a cache change (filler pod deleted -> waiting pod bound), seconds")
     net = c.pool("gpu-net")
