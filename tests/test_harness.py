@@ -165,7 +165,10 @@ def test_ctrl_c_during_a_scenario_stops_every_component_and_removes_the_run(tmp_
     e = dict(os.environ, TMPDIR=str(tmp_path))
     p = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-s",
                           str(DATA / "blocking_scenario.py"), "--rootdir", str(ROOT)],
-                         cwd=ROOT, env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                         cwd=ROOT, env=e, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         # a shell without job control starts background jobs with SIGINT ignored, and the
+                         # child would inherit that: Ctrl-C is what this test sends
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert p.stdout is not None
     seen = []
     for line in p.stdout:  # the scenario prints once the cluster is up and it is waiting

@@ -85,7 +85,10 @@ class Run:
         self.p = subprocess.Popen(
             [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-s", str(DATA / "blocking_scenario.py"),
              "--rootdir", str(ROOT), "--provider", PROVIDER], cwd=ROOT, env=dict(os.environ, TMPDIR=str(tmp)),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+            # SIGINT as a terminal sends it, even where this run was started with it ignored (a background
+            # job of a shell without job control): the child would inherit that
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         assert self.p.stdout is not None
         seen = []
         for line in self.p.stdout:
