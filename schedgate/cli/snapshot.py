@@ -30,7 +30,7 @@ import yaml
 from kubernetes import client as k8s
 
 from schedgate.errors import SchedgateError
-from schedgate.kube.api import new_client, read_json
+from schedgate.kube.api import new_client, pages, read_json
 from schedgate.spec.cluster import API_VERSION, HOSTNAME, MAX_NODES
 from schedgate.spec.quantity import quantity_value
 from schedgate.spec.validate import DNS_LABEL, is_resource_name
@@ -76,16 +76,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _pages(fn: Any, what: str, **kwargs: Any) -> Iterator[dict[str, Any]]:
-    token, seen = None, 0
-    while True:
-        page = read_json(fn, limit=PAGE, _continue=token, **kwargs)  # the client leaves out a None
-        items = page.get("items") or []
+    seen = 0
+    for items in pages(fn, limit=PAGE, **kwargs):
         seen += len(items)
         log.info("snapshot: %d %s listed", seen, what)
         yield from items
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
-            return
 
 
 def snapshot(api: k8s.ApiClient, namespaces: list[str], pods: list[str], scheduler: Path | None, name: str,

@@ -26,7 +26,7 @@ from schedgate.cluster.node_kinds import (
     wait_node_registered,
 )
 from schedgate.errors import ComponentError, NotHere
-from schedgate.kube.api import ignore_not_found, read_json
+from schedgate.kube.api import ignore_not_found, pages, read_json
 from schedgate.spec.cluster import GPU, ClusterDefinition, Condition, NodeSpec, Taint
 
 log = logging.getLogger("schedgate")
@@ -178,14 +178,7 @@ class Nodes:
 
     def _listed(self) -> dict[str, dict[str, Any]]:
         """Every node as the API has it now: one list (paged), not a read per node."""
-        out: dict[str, dict[str, Any]] = {}
-        token = None
-        while True:
-            page = read_json(self.core.list_node, limit=500, **({"_continue": token} if token else {}))
-            out.update({n["metadata"]["name"]: n for n in page.get("items") or []})
-            token = (page.get("metadata") or {}).get("continue")
-            if not token:
-                return out
+        return {n["metadata"]["name"]: n for items in pages(self.core.list_node) for n in items}
 
     def _create_many(self, specs: Sequence[NodeSpec]) -> None:
         """API-only nodes made ``CREATE_WORKERS`` at a time (the API server, not the client, sets the pace),

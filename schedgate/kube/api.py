@@ -8,7 +8,7 @@ retried create could double-apply).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -68,6 +68,17 @@ def read_json(fn: Callable[..., Any], *args: Any, alive: Callable[[], None] | No
     resp = read(fn, *args, alive=alive, _preload_content=False, **kwargs)
     doc: dict[str, Any] = json.loads(resp.data)
     return doc
+
+
+def pages(fn: Callable[..., Any], limit: int = 500, **kwargs: Any) -> Iterator[list[dict[str, Any]]]:
+    """A list call's items a page (``limit`` objects) at a time, as the API server sent them."""
+    token = None
+    while True:
+        page = read_json(fn, limit=limit, _continue=token, **kwargs)  # the client leaves out a None
+        yield page.get("items") or []
+        token = (page.get("metadata") or {}).get("continue")
+        if not token:
+            return
 
 
 def ignore_not_found(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
