@@ -33,8 +33,9 @@ from schedgate.workloads.gpu import DEFAULT, PACKING, gpu_pod
 
 GPUS_PER_NODE = 8
 RECOVERY = 30.0  # seconds; scheduler backoff tops out at 10
-# A killed scheduler leaves its lease held: the restart waits leaseDuration (15 s by default) past the
-# last renewal it observed, plus a retry period (2 s), before it may schedule.
+# A killed scheduler leaves its lease held: the restart waits leaseDuration (8 s as schedgate starts a
+# configuration that sets none; kube-scheduler's default is 15 s) past the last renewal it observed, plus a
+# retry period, before it may schedule. 45 s still catches a 120 s lease (the slow-lease mutant).
 TAKEOVER = 45.0
 
 

@@ -51,6 +51,16 @@ def test_owned_fields_are_replaced_and_reported_and_every_other_setting_is_kept(
     assert sorted(r.split(":")[0] for r in eff.replaced) == ["clientConnection.kubeconfig",
                                                              "leaderElection.resourceName"]
     assert doc["clientConnection"]["kubeconfig"] == "/etc/kubernetes/scheduler.conf", "input must not be mutated"
+    # It set a lease duration: its timing is its own, none of schedgate's is added.
+    assert "renewDeadline" not in eff.doc["leaderElection"] and not eff.defaulted
+
+
+def test_a_configuration_without_leader_election_timing_gets_schedgates_shorter_one_and_says_so():
+    eff = parse_scheduler_config({"profiles": [{"schedulerName": "p"}]}).effective(kubeconfig="/k")
+    election = eff.doc["leaderElection"]
+    assert (election["leaseDuration"], election["renewDeadline"], election["retryPeriod"]) == ("8s", "6s", "1s")
+    assert eff.defaulted == ["leaderElection.leaseDuration: 8s", "leaderElection.renewDeadline: 6s",
+                             "leaderElection.retryPeriod: 1s"]
 
 
 @pytest.mark.parametrize(

@@ -151,7 +151,7 @@ class Cluster:
     def restart_apiserver(self, settle: float = 20.0) -> tuple[float, list[str]]:
         """Stop the API server and start it again (same address, same data).
 
-        A kube-scheduler that cannot renew its lease within ``renewDeadline`` (10 s by default) exits
+        A kube-scheduler that cannot renew its lease within ``renewDeadline`` (6 s as schedgate starts it) exits
         ("Leaderelection lost") for its supervisor to restart it. After the API server is back, each
         scheduler is watched until it has renewed its lease or exited; one that exited is restarted,
         as its supervisor would. Returns the seconds the API server was gone and the schedulers restarted.

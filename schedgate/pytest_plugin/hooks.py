@@ -19,6 +19,7 @@ from _pytest.junitxml import xml_key  # where pytest keeps its JUnit writer (no 
 
 from schedgate.errors import NotHere, SchedgateError
 from schedgate.objects.schedlog import read_logs
+from schedgate.pytest_plugin.distribute import make_scheduler
 from schedgate.pytest_plugin.fixtures import (  # noqa: F401  (fixtures)
     cluster,
     events,
@@ -31,12 +32,16 @@ from schedgate.pytest_plugin.fixtures import (  # noqa: F401  (fixtures)
     slow_api,
 )
 from schedgate.pytest_plugin.fixtures.cluster import started_of
+from schedgate.pytest_plugin.gather import ADMISSION, ARTIFACTS, TIMINGS, gathered, register
 from schedgate.pytest_plugin.items import (  # noqa: F401  (fixtures)
     ScenarioItem,
     collect_file,
+    group_by_cluster,
+    release_unneeded,
     scenario_run,
     schedgate_extra_clusters,
 )
+from schedgate.pytest_plugin.live import install as install_live_lines
 from schedgate.pytest_plugin.options import add_options, asked_for, request_from
 from schedgate.pytest_plugin.state import ItemState, state_of
 from schedgate.report.admission import HEADER as ADMISSION_HEADER
@@ -59,6 +64,8 @@ def pytest_configure(config: pytest.Config) -> None:
                                        "deselects them)")
     log.setLevel(logging.INFO)  # progress is captured with each test's setup, shown on failure
     config.pluginmanager.register(JUnitFigures(config), "schedgate-junit-figures")
+    register(config)
+    install_live_lines(config)
     if not asked_for(config):
         return  # inert: a session that names none of schedgate's options loads nothing until a test needs it
     try:
@@ -80,7 +87,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         sources = describe(req.bin_dir)
     except SchedgateError as e:
         sources = str(e)
-    replaced = req.scheduler_config.effective(kubeconfig="<schedgate's kubeconfig>").replaced
+    effective = req.scheduler_config.effective(kubeconfig="<schedgate's kubeconfig>")
+    replaced = effective.replaced
     return [
         f"schedgate: provider={req.provider} kubernetes={version} "
         f"cluster={req.definition.source} ({len(req.definition.nodes())} nodes)",
@@ -90,6 +98,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         *([f"schedgate: cluster of --kubeconfig {req.kubeconfig}" + (f" --context {req.context}" * bool(req.context))]
           if req.kubeconfig else []),
         *(f"schedgate: {req.scheduler_config.source}: {r}" for r in replaced),
+        *([f"schedgate: {req.scheduler_config.source} sets no leader-election timing; schedgate's: "
+           f"{', '.join(effective.defaulted)} (kube-scheduler's own: 15s, 10s, 2s)"] if effective.defaulted else []),
     ]
 
 
@@ -97,11 +107,22 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return collect_file(file_path, parent)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test that runs on a schedgate cluster carries the ``schedgate`` marker."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test that runs on a schedgate cluster carries the ``schedgate`` marker; scenario files on one
+    extra cluster run together (``group_by_cluster``)."""
     for item in items:
         if isinstance(item, ScenarioItem) or "schedgate_session" in getattr(item, "fixturenames", ()):
             item.add_marker("schedgate")
+    if asked_for(config) or any(isinstance(item, ScenarioItem) for item in items):
+        group_by_cluster(items, request_from(config))
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``pytest -n``'s default distribution, with scenario files of one extra cluster kept on one worker."""
+    if config.getvalue("dist") != "load":
+        return None
+    return make_scheduler(config, log)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -112,6 +133,14 @@ def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
     return (yield from _skip_not_here())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    try:
+        return (yield)
+    finally:
+        release_unneeded(item, nextitem)
 
 
 def _skip_not_here() -> Generator[None, None, None]:
@@ -163,10 +192,10 @@ def _after_call(item: pytest.Item, rep: pytest.TestReport, state: ItemState) -> 
             rep.sections.append(("schedgate timings", f"not read: {type(e).__name__}: {e}"))
     timings = [t for ts in per_namespace.values() for t in ts]
     if timings:
-        item.config.stash.setdefault(_TIMINGS, []).append((item.nodeid, summary_row(timings)))
+        setattr(rep, TIMINGS, summary_row(timings))
         claims_and_gangs = admission(per_namespace, read_logs(s.log_path for s in distinct(c.schedulers)))
         if claims_and_gangs:
-            item.config.stash.setdefault(_ADMISSIONS, []).append((item.nodeid, claims_and_gangs.row()))
+            setattr(rep, ADMISSION, claims_and_gangs.row())
     when = item.config.getoption("artifacts_on")
     if not (when == "always" or (when == "failure" and rep.failed)):
         return
@@ -181,12 +210,7 @@ def _after_call(item: pytest.Item, rep: pytest.TestReport, state: ItemState) -> 
                    title=item.nodeid, transcript=state.transcript, created=created, failure=failure,
                    summary=[f"test: {item.nodeid}", f"outcome: {rep.outcome}", *reach, "", failure])
     rep.sections.append(("schedgate artifacts", f"{dest} (open {dest / 'placement.html'})"))
-    item.config.stash.setdefault(_ARTIFACTS, []).append(str(dest))
-
-
-_TIMINGS = pytest.StashKey[list[tuple[str, tuple[int, int, str, str, int, str]]]]()
-_ARTIFACTS = pytest.StashKey[list[str]]()
-_ADMISSIONS = pytest.StashKey[list[tuple[str, tuple[str, ...]]]]()
+    setattr(rep, ARTIFACTS, [str(dest)])
 
 
 def _table(reporter: pytest.TerminalReporter, title: str, head: tuple[str, ...],
@@ -201,45 +225,44 @@ def _table(reporter: pytest.TerminalReporter, title: str, head: tuple[str, ...],
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    timings = terminalreporter.config.stash.get(_TIMINGS, [])
-    if timings:
+    """The run's tables, figures and cluster lines, from what the reports carried (see ``gather``)."""
+    g = gathered(terminalreporter.config)
+    if g.timings:
         _table(terminalreporter, "schedgate pod timings",
                ("test", "pods", "scheduled", "create->scheduled median (s)", "max (s)", "max attempts",
-                "scheduled->Ready median (s)"), [(n, *(str(x) for x in row)) for n, row in timings])
-    admissions = terminalreporter.config.stash.get(_ADMISSIONS, [])
-    if admissions:
-        _table(terminalreporter, "schedgate claims and gangs", ADMISSION_HEADER,
-               [(n, *row) for n, row in admissions])
-    written = terminalreporter.config.stash.get(_ARTIFACTS, [])
-    if written and terminalreporter.config.getoption("explain"):
+                "scheduled->Ready median (s)"), [(n, *(str(x) for x in row)) for n, row in g.timings])
+    if g.admissions:
+        _table(terminalreporter, "schedgate claims and gangs", ADMISSION_HEADER, [(n, *row) for n, row in g.admissions])
+    if g.artifacts and terminalreporter.config.getoption("explain"):
         terminalreporter.section("schedgate explain")
-        for folder in written:
+        for folder in g.artifacts:
             why = Path(folder) / "explain.txt"
             if why.is_file():
                 terminalreporter.write_line(f"{why}:")
                 terminalreporter.write(why.read_text())
-    if written:
-        terminalreporter.write_line(f"schedgate: artifacts of {len(written)} test(s) under "
-                                    f"{Path(written[0]).parent} (placement.html in each)")
+    if g.artifacts:
+        terminalreporter.write_line(f"schedgate: artifacts of {len(g.artifacts)} test(s) under "
+                                    f"{Path(g.artifacts[0]).parent} (placement.html in each)")
     rows = []
     for key in ("passed", "failed"):
         for rep in terminalreporter.stats.get(key, []):
             if getattr(rep, "when", None) == "call":
                 rows += [(rep.nodeid, k, v) for k, v in getattr(rep, "schedgate_figures", [])]
-    started = started_of(terminalreporter.config)
-    if started is not None and started.reaped:
-        terminalreporter.write_line(f"schedgate: removed what crashed runs left: {'; '.join(started.reaped)}")
-    if started is not None:
-        t = started.cluster.timings
-        rows.append(("cluster start", "start to ready (s)", f"{t.get('total', 0):.2f}"))
+    starts = sorted(g.starts, key=lambda s: s.worker)
+    for s in starts:
+        if s.reaped:
+            terminalreporter.write_line(f"schedgate: removed what crashed runs left: {'; '.join(s.reaped)}")
+        rows.append((f"cluster start{f' ({s.worker})' if s.worker else ''}", "start to ready (s)", f"{s.total:.2f}"))
     if rows:
         terminalreporter.section("schedgate figures")
         width = max(len(f"{n} :: {k}") for n, k, _ in rows)
         for n, k, v in rows:
             terminalreporter.write_line(f"{(n + ' :: ' + k).ljust(width)}  {v}")
-    if started is not None and started.run_dir.exists() and terminalreporter.config.getoption("keep_cluster"):
-        terminalreporter.write_line(f"schedgate: cluster kept running; export KUBECONFIG={started.cluster.kubeconfig}")
-        terminalreporter.write_line(f"schedgate: stop it with: {sys.executable} -m schedgate down {started.run_dir}")
+    if terminalreporter.config.getoption("keep_cluster"):
+        for s in starts:
+            if s.alive:
+                terminalreporter.write_line(f"schedgate: cluster kept running; export KUBECONFIG={s.kubeconfig}")
+                terminalreporter.write_line(f"schedgate: stop it with: {sys.executable} -m schedgate down {s.run_dir}")
 
 
 class JUnitFigures:

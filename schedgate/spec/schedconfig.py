@@ -4,8 +4,10 @@ Users bring a whole ``KubeSchedulerConfiguration`` or just its ``profiles``
 (the design shows a fragment "to be merged into the cluster's configuration").
 schedgate fills in only what it owns — where the scheduler finds the API server
 and which leader-election lease it holds — and keeps every other setting as
-written. A user's value for an owned field is replaced and reported, never
-dropped in silence. Everything schedgate does not own is left for the real
+written. Where a configuration sets no leader-election timing at all, schedgate
+gives it shorter ones (:data:`LEASE_TIMING`), and says so in the run's header.
+A user's value for an owned field is replaced and reported, never dropped in
+silence. Everything schedgate does not own is left for the real
 scheduler to validate: a configuration it refuses is reported with its own
 words (see :class:`schedgate.errors.ComponentError`).
 """
@@ -28,6 +30,12 @@ DEFAULT_SCHEDULER = "default-scheduler"
 LEASE_NAMESPACE = "kube-system"
 # An extender urlPrefix that schedgate replaces with the URL of the extender it runs.
 EXTENDER_PLACEHOLDER = "schedgate:extender"
+# Leader-election timing for a configuration that sets none of the three. A killed scheduler's successor
+# waits leaseDuration (+ up to retryPeriod) for the lease; kube-scheduler's defaults (15s, 10s, 2s) made
+# that most of several tests' time. renewDeadline stays well above an API server restart here (about
+# 4 s), so a restart does not cost the schedulers their lease. A configuration that sets any of them
+# keeps all of its own (the slow-lease mutant does).
+LEASE_TIMING = {"leaseDuration": "8s", "renewDeadline": "6s", "retryPeriod": "1s"}
 
 
 @dataclass(frozen=True)
@@ -101,13 +109,19 @@ class SchedulerConfig:
             if key in sect and sect[key] != value:
                 replaced.append(f"{section}.{key}: {sect[key]!r} replaced by {value!r} (schedgate owns it)")
             sect[key] = value
-        return EffectiveConfig(doc=doc, replaced=replaced)
+        election = doc["leaderElection"]
+        defaulted = []
+        if not any(k in election for k in LEASE_TIMING):
+            election.update(LEASE_TIMING)
+            defaulted = [f"leaderElection.{k}: {v}" for k, v in LEASE_TIMING.items()]
+        return EffectiveConfig(doc=doc, replaced=replaced, defaulted=defaulted)
 
 
 @dataclass(frozen=True)
 class EffectiveConfig:
     doc: dict[str, Any]
     replaced: list[str] = field(default_factory=list)
+    defaulted: list[str] = field(default_factory=list)  # what schedgate set where the configuration set nothing
 
     def write(self, path: Path) -> Path:
         path.write_text(yaml.safe_dump(self.doc, sort_keys=False))
