@@ -27,6 +27,7 @@ from schedgate.cluster.node_kinds import (
 )
 from schedgate.errors import ComponentError, NotHere
 from schedgate.kube.api import ignore_not_found, pages, read_json
+from schedgate.runtime.progress import LIVE
 from schedgate.spec.cluster import GPU, ClusterDefinition, Condition, NodeSpec, Taint
 
 log = logging.getLogger("schedgate")
@@ -190,7 +191,7 @@ class Nodes:
                 if done % PROGRESS_EVERY == 0 and done < len(specs):
                     elapsed = time.monotonic() - t0
                     log.info("nodes: %d of %d made, %.0f/s, about %.0f s left", done, len(specs), done / elapsed,
-                             (len(specs) - done) * elapsed / done)
+                             (len(specs) - done) * elapsed / done, extra=LIVE)
 
     def redefine(self, definition: ClusterDefinition) -> None:
         """Replace the node set with another definition's: a node whose spec differs is deleted and made

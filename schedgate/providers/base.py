@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from schedgate.cluster import Cluster
 from schedgate.runtime.binaries import resolve
+from schedgate.runtime.progress import ticking
 from schedgate.runtime.toolchain import Binaries
 from schedgate.spec.cluster import ClusterDefinition
 from schedgate.spec.quantity import parse_quantity
@@ -42,6 +43,7 @@ class ClusterRequest:
     context: str | None = None  # existing: the kubeconfig's context (default: its current one)
     allow_fake_gpus: bool = False  # existing: may change the GPU count of nodes that report real GPUs
     scheduler_running: bool = False  # existing: the scheduler under test already runs there; start none
+    worker: str = ""  # pytest-xdist's worker (gw0, …): kind clusters are named per worker
 
 
 @dataclass
@@ -84,7 +86,8 @@ def create_in_steps(steps: Sequence[Step], rollback: Callable[[], None], timings
         for name, do in steps:
             log.info("%s (%.1fs)", name, time.monotonic() - t0)
             started = time.monotonic()
-            do()
+            with ticking(name):
+                do()
             timings[name] = time.monotonic() - started
     except BaseException:
         log.info("creation failed at %r; taking down what was made", name)

@@ -113,11 +113,52 @@ class ExtraClusters:
 
 @pytest.fixture(scope="session")
 def schedgate_extra_clusters(pytestconfig: pytest.Config) -> Iterator[ExtraClusters]:
-    extra = ExtraClusters(request_from(pytestconfig))
+    extra = pytestconfig.stash[_EXTRA] = ExtraClusters(request_from(pytestconfig))
     try:
         yield extra
     finally:
         extra.close()
+
+
+_EXTRA = pytest.StashKey[ExtraClusters]()
+
+
+def release_unneeded(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """After the last of a run of scenario files on one extra cluster, stop that cluster: an idle control
+    plane would only take CPU from the tests after it (the files that need it run one after another:
+    :func:`group_by_cluster`, and under ``pytest -n`` on one worker)."""
+    extra = item.config.stash.get(_EXTRA, None)
+    if extra is None or not extra.started or not isinstance(item, ScenarioItem):
+        return
+    req = request_from(item.config)
+    mine = cluster_group(item.scenario, req)
+    after = cluster_group(nextitem.scenario, req) if isinstance(nextitem, ScenarioItem) else None
+    if mine is not None and (after is None or after[0] != mine[0]):
+        extra.close()
+
+
+def cluster_group(scenario: Scenario, req: ClusterRequest) -> tuple[str, str] | None:
+    """The extra cluster a scenario file runs on, as (scheduler configuration, definition); ``None`` for
+    the session's own."""
+    if _same(scenario, req):
+        return None
+    return json.dumps((scenario.scheduler or req.scheduler_config).doc, sort_keys=True), repr(scenario.definition)
+
+
+def group_by_cluster(items: list[pytest.Item], req: ClusterRequest) -> None:
+    """Order scenario files so that those on one extra cluster run one after another: a cluster is started
+    once, not again each time the order comes back to it. Every other test keeps its place. (Under
+    ``pytest -n`` such files also share a worker: :mod:`schedgate.pytest_plugin.distribute`.)"""
+    first: dict[object, int] = {}
+    keys: list[tuple[int, int, int]] = []
+    for i, item in enumerate(items):
+        group = cluster_group(item.scenario, req) if isinstance(item, ScenarioItem) else None
+        if group is None:
+            keys.append((i, 0, i))
+            continue
+        keys.append((first.setdefault(group[0], i), first.setdefault(group, i), i))
+    order = sorted(range(len(items)), key=keys.__getitem__)
+    items[:] = [items[i] for i in order]
 
 
 def _same(scenario: Scenario, req: ClusterRequest) -> bool:
@@ -160,4 +201,5 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
         ns.clean()
 
 
-__all__ = ["ExtraClusters", "ScenarioFile", "ScenarioItem", "collect_file", "scenario_run", "schedgate_extra_clusters"]
+__all__ = ["ExtraClusters", "ScenarioFile", "ScenarioItem", "cluster_group", "collect_file", "group_by_cluster",
+           "release_unneeded", "scenario_run", "schedgate_extra_clusters"]

@@ -14,6 +14,7 @@ import pytest
 
 from schedgate.errors import SchedgateError
 from schedgate.providers import PROVIDERS, ClusterRequest
+from schedgate.pytest_plugin.gather import worker_id
 from schedgate.runtime.binaries import check_given
 from schedgate.runtime.toolchain import pinned_kubernetes_version
 from schedgate.spec.cluster import load_definition
@@ -161,7 +162,11 @@ def request_from(config: pytest.Config) -> ClusterRequest:
                        binary=config.getoption("scheduler_binary"), bin_dir=config.getoption("bin_dir"),
                        keep=bool(config.getoption("keep_cluster")))
     req = replace(req, scheduler_image=config.getoption("scheduler_image"),
-                  reuse=bool(config.getoption("reuse_cluster")), **existing_options(config.getoption))
+                  reuse=bool(config.getoption("reuse_cluster")), worker=worker_id(),
+                  **existing_options(config.getoption))
+    if req.provider == "existing" and (req.worker or getattr(config.option, "numprocesses", None)):
+        raise SchedgateError("--provider existing with pytest -n: the workers would edit the same nodes of one "
+                             "cluster; run it without -n")
     check_kubernetes_version(config.getoption("kubernetes_version"))
     check_given(req.bin_dir)
     for r in ROLES:

@@ -21,7 +21,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import TextIO
 
 from schedgate.errors import ToolchainError
-from schedgate.runtime.progress import log, shown_on
+from schedgate.runtime.progress import log, say_live, shown_on, ticking
 from schedgate.spec.shipped import shipped
 
 COMMANDS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "schedgate-pki")
@@ -186,34 +185,25 @@ def _build(go: str, module_dir: Path, version: str, final: Path) -> None:
         counts = {"downloaded": 0, "compiled": 0}
         tail: list[str] = []
 
-        def report() -> None:
-            while True:
-                try:
-                    proc.wait(timeout=10)
-                    return
-                except subprocess.TimeoutExpired:
-                    say(f"  {time.monotonic() - started:4.0f}s  {counts['downloaded']} modules downloaded, "
-                        f"{counts['compiled']} packages compiled")
-
-        ticker = threading.Thread(target=report, daemon=True)
-        ticker.start()
         assert proc.stdout is not None
-        for line in proc.stdout:
-            line = line.rstrip()
-            if line.startswith("go: downloading"):
-                counts["downloaded"] += 1
-            elif line and not line.startswith(("go:", "#")) and " " not in line:
-                counts["compiled"] += 1
-            else:
-                tail = (tail + [line])[-20:]
+        with ticking("go build", lambda: f"{counts['downloaded']} modules downloaded, "
+                                         f"{counts['compiled']} packages compiled"):
+            for line in proc.stdout:
+                line = line.rstrip()
+                if line.startswith("go: downloading"):
+                    counts["downloaded"] += 1
+                elif line and not line.startswith(("go:", "#")) and " " not in line:
+                    counts["compiled"] += 1
+                else:
+                    tail = (tail + [line])[-20:]
         if proc.wait() != 0:
             detail = next((t for t in tail if t and not t.startswith("#")), "see output above")
             for t in tail:
                 say(f"  {t}")
             raise ToolchainError(f"go build in {module_dir} failed: {detail}")
         mutants_started = time.monotonic()
-        for name, (pkg, mutant) in MUTANT_BUILDS.items():
-            say(f"building the mutant {name} (-X {MUTANT_VAR}={mutant})")
+        for i, (name, (pkg, mutant)) in enumerate(MUTANT_BUILDS.items()):
+            say_live(f"building the mutant {name} (-X {MUTANT_VAR}={mutant}); {len(MUTANT_BUILDS) - i - 1} after it")
             built = subprocess.run([go, "build", "-trimpath", "-buildvcs=false", "-ldflags",
                                     ldflags(version, mutant), "-o", str(staging / name), pkg],
                                    cwd=module_dir, capture_output=True, text=True)

@@ -149,7 +149,7 @@ class _Creation:
 
     def run_folder(self) -> None:
         self.dir = RunDir.create(keep=self.req.keep or self.reuse)
-        base = kind_name(cluster_name(self.req.definition))
+        base = kind_name(cluster_name(self.req.definition) + (f"-{self.req.worker}" if self.req.worker else ""))
         self.name = base if self.reuse else kind_name(f"{base}-{self.dir.path.name[-6:].lower()}")
         # What the reaper needs to delete the cluster after a crash: its name, our PATH, its kubeconfig.
         (self.dir.path / "kind-cluster").write_text(f"{self.name}\n{self.host.env['PATH']}\n{self.kubeconfig}\n")

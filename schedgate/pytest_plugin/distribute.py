@@ -1,0 +1,50 @@
+"""How ``pytest -n N`` hands tests to workers: one at a time, except scenario files that run on the same
+extra cluster (another scheduler configuration or cluster definition than the session's), which go to
+one worker together, so that cluster is started once in the run rather than once per worker.
+
+Used for xdist's default distribution (``load``); a ``--dist`` the user names is left as it is. The
+controller collects nothing, so it reads a scenario file's cluster from the file named in the test id.
+(xdist's own ``loadgroup`` would need an ``xdist_group`` mark, which under pytest 9 no longer reaches the
+test id xdist groups by.)
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from schedgate.errors import SchedgateError
+from schedgate.pytest_plugin.items import cluster_group
+from schedgate.pytest_plugin.options import request_from, role_config
+from schedgate.scenarios.load import is_scenario_file, load_scenario
+
+
+def cluster_scope(config: pytest.Config, path: str) -> str | None:
+    """The work unit of the scenario file at ``path`` (relative to the rootdir): the extra cluster's
+    scheduler configuration, or ``None`` for a file on the session's cluster and any other test."""
+    file = Path(config.rootpath) / path
+    if not is_scenario_file(file):
+        return None
+    try:
+        cli = config.getoption("scheduler_config")
+        override = request_from(config).scheduler_config if cli else None
+        scenario = load_scenario(file, override, lambda name: role_config(config, name))
+        group = cluster_group(scenario, request_from(config))
+    except SchedgateError:
+        return None  # the worker reports the file's problem when it collects it
+    return None if group is None else "schedgate-cluster:" + group[0]
+
+
+def make_scheduler(config: pytest.Config, log: Any) -> Any:
+    from xdist.scheduler import LoadScopeScheduling  # only called by xdist, so it is installed
+
+    scope = cache(lambda path: cluster_scope(config, path))
+
+    class ByCluster(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            return scope(nodeid.split("::", 1)[0]) or nodeid
+
+    return ByCluster(config, log)
