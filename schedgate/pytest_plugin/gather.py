@@ -10,7 +10,6 @@ controller reads when the worker goes down.
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -75,14 +74,16 @@ def register(config: pytest.Config) -> None:
         config.pluginmanager.register(Gathered(), "schedgate-gathered")
 
 
-def worker_id() -> str:
-    """``gw0``, ``gw1``, … on an xdist worker; empty in a run without ``-n``."""
-    return os.environ.get("PYTEST_XDIST_WORKER", "")
+def worker_id(config: pytest.Config) -> str:
+    """``gw0``, ``gw1``, … on an xdist worker; empty in a run without ``-n`` — also in a pytest that a
+    worker's test starts as a subprocess (it inherits the worker's environment, not its role)."""
+    workerinput = getattr(config, "workerinput", None)
+    return str(workerinput.get("workerid", "")) if isinstance(workerinput, dict) else ""
 
 
 def record_start(config: pytest.Config, started: Started) -> None:
     """This process's cluster start: for its own summary, and for the controller if it is a worker."""
-    facts = StartFacts(worker=worker_id(), total=started.cluster.timings.get("total", 0.0),
+    facts = StartFacts(worker=worker_id(config), total=started.cluster.timings.get("total", 0.0),
                        reaped=list(started.reaped), kubeconfig=str(started.cluster.kubeconfig),
                        run_dir=str(started.run_dir), alive=True)
     workeroutput = getattr(config, "workeroutput", None)

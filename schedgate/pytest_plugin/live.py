@@ -22,11 +22,11 @@ from schedgate.runtime.progress import log
 
 
 class LiveLines(logging.Handler):
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, worker: str) -> None:
         super().__init__(logging.INFO)
         self.fd = fd
         self.t0 = time.monotonic()
-        self.prefix = f"[{worker_id()}] " if worker_id() else ""
+        self.prefix = f"[{worker}] " if worker else ""
 
     def emit(self, record: logging.LogRecord) -> None:
         if not getattr(record, "live", False):
@@ -44,7 +44,7 @@ def install(config: pytest.Config) -> None:
         fd = os.dup(2)  # capture is suspended at configure: this is the terminal (or CI's log)
     except OSError:
         return
-    handler = LiveLines(fd)
+    handler = LiveLines(fd, worker_id(config))
     log.addHandler(handler)
 
     def remove() -> None:

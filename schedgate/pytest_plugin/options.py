@@ -162,7 +162,7 @@ def request_from(config: pytest.Config) -> ClusterRequest:
                        binary=config.getoption("scheduler_binary"), bin_dir=config.getoption("bin_dir"),
                        keep=bool(config.getoption("keep_cluster")))
     req = replace(req, scheduler_image=config.getoption("scheduler_image"),
-                  reuse=bool(config.getoption("reuse_cluster")), worker=worker_id(),
+                  reuse=bool(config.getoption("reuse_cluster")), worker=worker_id(config),
                   **existing_options(config.getoption))
     if req.provider == "existing" and (req.worker or getattr(config.option, "numprocesses", None)):
         raise SchedgateError("--provider existing with pytest -n: the workers would edit the same nodes of one "
