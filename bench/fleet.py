@@ -19,7 +19,9 @@ Per size N (API-only 8-GPU network nodes):
    harness's overhead as ratios of throughput and of attempt time: its watches
    and waits, the verbosity flags its ``explain`` reads, and both. Where the
    scheduler keeps up with one client creating pods, pods/s is that client's
-   pace and the attempt time is what shows the cost.
+   pace and the attempt time is what shows the cost;
+4. where the verbosity goes: for each workload's "alone" run, the scheduler
+   log's lines and bytes per pod by source (klog's ``file.go:line``), top five.
 Upstream scheduler_perf minimums are printed beside, labelled: measured on
 other machines, with 10,000 pods and their own workloads.
 """
@@ -27,8 +29,10 @@ other machines, with 10,000 pods and their own workloads.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,7 +83,28 @@ def attempts(c: Cluster, scheduler: str) -> tuple[float, float]:
     return m.value("scheduler_schedule_attempts_total"), m.histogram_sum(ATTEMPT)
 
 
+_SOURCE = re.compile(rb"^[IWEF]\d{4} [\d:.]+\s+\d+ ([^\]]+)\]")
+
+
+def log_sources(log: Path | None, offset: int) -> Counter[tuple[bytes, str]]:
+    """Lines and bytes the scheduler wrote since ``offset``, by source (a multi-line entry counts its lines)."""
+    out: Counter[tuple[bytes, str]] = Counter()
+    if log is None:
+        return out
+    source = b"?"
+    with open(log, "rb") as f:
+        f.seek(offset)
+        for line in f:
+            m = _SOURCE.match(line)
+            source = m.group(1) if m else source
+            out[(source, "lines")] += 1
+            out[(source, "bytes")] += len(line)
+    return out
+
+
 def run(c: Cluster, kind: str, count: int, harness: bool) -> dict[str, float]:
+    log = c.scheduler(workload(kind, 1)[0].scheduler_name).log_path
+    offset = log.stat().st_size if log and log.exists() else 0
     ns = c.new_namespace(f"bench-{kind}-{'harness' if harness else 'alone'}")
     pods = workload(kind, count)
     scheduler = pods[0].scheduler_name
@@ -112,10 +137,11 @@ def run(c: Cluster, kind: str, count: int, harness: bool) -> dict[str, float]:
     span = max(ends) - min(created.values())
     after = attempts(c, scheduler)
     tries = after[0] - before[0]
-    out = {"pods/s": count / span, "p50": pct(lat, 0.5), "p99": pct(lat, 0.99), "attempts": tries,
-           "attempt ms": (after[1] - before[1]) / tries * 1000 if tries else 0.0}
+    out: dict[str, object] = {"pods/s": count / span, "p50": pct(lat, 0.5), "p99": pct(lat, 0.99),
+                              "attempts": tries, "attempt ms": (after[1] - before[1]) / tries * 1000 if tries else 0.0,
+                              "log": log_sources(log, offset)}
     ns.clean(timeout=300)
-    return out
+    return out  # type: ignore[return-value]
 
 
 def start(n: int, config: object, quiet: bool) -> object:
@@ -178,6 +204,13 @@ def main() -> int:
             print(f"   {kind:<8} overhead, throughput: watches and waits {a / h:.2f}, verbosity flags {q / a:.2f}, "
                   f"both {q / h:.2f}; attempt time: {dh / da:.2f}, {da / dq:.2f}, {dh / dq:.2f}")
             print(f"   {kind:<8} upstream minimum, measured elsewhere: {UPSTREAM[kind]}")
+            for side in ("alone, quiet", "alone"):
+                logged: Counter[tuple[bytes, str]] = results[(kind, side)]["log"]  # type: ignore[assignment]
+                total = sum(v for (_, what), v in logged.items() if what == "bytes")
+                top = sorted(((v, src) for (src, what), v in logged.items() if what == "lines"), reverse=True)[:5]
+                print(f"   {kind:<8} scheduler log, {side}: {total / args.pods / 1024:.1f} KiB per pod; lines per pod: "
+                      + ", ".join(f"{src.decode()} {v / args.pods:.0f} ({logged[(src, 'bytes')] / max(total, 1):.0%})"
+                                  for v, src in top))
     if len(memory) > 1:
         (a, ma), (b, mb) = min(memory.items()), max(memory.items())
         print(f"== control-plane memory growth: {(mb - ma) / (b - a) * 1000:.1f} MiB per 1,000 nodes "
