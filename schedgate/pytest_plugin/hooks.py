@@ -114,7 +114,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if isinstance(item, ScenarioItem) or "schedgate_session" in getattr(item, "fixturenames", ()):
             item.add_marker("schedgate")
     if asked_for(config) or any(isinstance(item, ScenarioItem) for item in items):
-        group_by_cluster(items, request_from(config))
+        try:
+            group_by_cluster(items, request_from(config))
+        except SchedgateError as e:
+            raise pytest.UsageError(str(e)) from None
 
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
