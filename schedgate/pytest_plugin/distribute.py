@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from schedgate.errors import SchedgateError
-from schedgate.pytest_plugin.items import cluster_group
-from schedgate.pytest_plugin.options import request_from, role_config
-from schedgate.scenarios.load import is_scenario_file, load_scenario
+from schedgate.pytest_plugin.items import cluster_group, scenario_of
+from schedgate.pytest_plugin.options import request_from
+from schedgate.scenarios.load import is_scenario_file
 
 
 def cluster_scope(config: pytest.Config, path: str) -> str | None:
@@ -29,10 +29,7 @@ def cluster_scope(config: pytest.Config, path: str) -> str | None:
     if not is_scenario_file(file):
         return None
     try:
-        cli = config.getoption("scheduler_config")
-        override = request_from(config).scheduler_config if cli else None
-        scenario = load_scenario(file, override, lambda name: role_config(config, name))
-        group = cluster_group(scenario, request_from(config))
+        group = cluster_group(scenario_of(config, file), request_from(config))
     except SchedgateError:
         return None  # the worker reports the file's problem when it collects it
     return None if group is None else "schedgate-cluster:" + group[0]

@@ -23,7 +23,7 @@ ARTIFACTS = "schedgate_artifacts"
 _STARTED = "schedgate_started"
 
 
-@dataclass(frozen=True)
+@dataclass
 class StartFacts:
     """One worker's (or the run's) cluster start, as the summary prints it."""
 
@@ -81,6 +81,9 @@ def worker_id(config: pytest.Config) -> str:
     return str(workerinput.get("workerid", "")) if isinstance(workerinput, dict) else ""
 
 
+_FACTS = pytest.StashKey[StartFacts]()
+
+
 def record_start(config: pytest.Config, started: Started) -> None:
     """This process's cluster start: for its own summary, and for the controller if it is a worker."""
     facts = StartFacts(worker=worker_id(config), total=started.cluster.timings.get("total", 0.0),
@@ -91,15 +94,13 @@ def record_start(config: pytest.Config, started: Started) -> None:
         workeroutput[_STARTED] = asdict(facts)
     else:
         gathered(config).starts.append(facts)
+    config.stash[_FACTS] = facts
 
 
 def record_stopped(config: pytest.Config, started: Started) -> None:
     """Whether the run folder outlived the session (``--keep-cluster``): the summary says how to stop it."""
-    alive = started.run_dir.exists()
+    facts = config.stash[_FACTS]
+    facts.alive = started.run_dir.exists()
     workeroutput = getattr(config, "workeroutput", None)
-    if workeroutput is not None and _STARTED in workeroutput:
-        workeroutput[_STARTED]["alive"] = alive
-    else:
-        g = gathered(config)
-        g.starts = [StartFacts(**{**asdict(s), "alive": alive}) if s.run_dir == str(started.run_dir) else s
-                    for s in g.starts]
+    if workeroutput is not None:
+        workeroutput[_STARTED] = asdict(facts)

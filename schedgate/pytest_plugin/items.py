@@ -30,11 +30,16 @@ from schedgate.scenarios.run import Run
 from schedgate.spec.schedconfig import SchedulerConfig
 
 
+def scenario_of(config: pytest.Config, path: Path) -> Scenario:
+    """The scenario file at ``path`` as this session runs it: a ``--scheduler-config`` given on the command
+    line replaces the file's, a role's name is that role's option."""
+    override = request_from(config).scheduler_config if config.getoption("scheduler_config") else None
+    return load_scenario(path, override, lambda name: role_config(config, name))
+
+
 class ScenarioFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        cli = self.config.getoption("scheduler_config")
-        override = request_from(self.config).scheduler_config if cli else None
-        scenario = load_scenario(self.path, override, lambda name: role_config(self.config, name))
+        scenario = scenario_of(self.config, self.path)
         item = ScenarioItem.from_parent(self, name=scenario.name, callobj=_run)
         item.scenario = scenario
         yield item
@@ -202,4 +207,4 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
 
 
 __all__ = ["ExtraClusters", "ScenarioFile", "ScenarioItem", "cluster_group", "collect_file", "group_by_cluster",
-           "release_unneeded", "scenario_run", "schedgate_extra_clusters"]
+           "release_unneeded", "scenario_of", "scenario_run", "schedgate_extra_clusters"]
