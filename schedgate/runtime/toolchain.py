@@ -43,6 +43,9 @@ MUTANT_BUILDS = {
     "kube-scheduler-gang-early-permit": ("./cmd/kube-scheduler", "gang-early-permit"),
     "kube-scheduler-gang-permit-never-times-out": ("./cmd/kube-scheduler", "gang-permit-never-times-out"),
     "kube-scheduler-gang-no-rollback": ("./cmd/kube-scheduler", "gang-no-rollback"),
+    "kube-scheduler-slow-filter": ("./cmd/kube-scheduler", "slow-filter"),
+    "kube-scheduler-prefilter-preload": ("./cmd/kube-scheduler", "prefilter-preload"),
+    "kube-scheduler-serial-bind": ("./cmd/kube-scheduler", "serial-bind"),
 }
 MUTANT_VAR = "schedgate/pkg/mutant.name"
 # What a mutant binary prints on stderr first thing (mutant.Banner, printed by cmd/kube-scheduler).

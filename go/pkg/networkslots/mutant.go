@@ -40,4 +40,27 @@ var (
 	// not checking a restart mid-wait.
 	memoryOnlyLedger = mutant.Define(Name, "memory-only-ledger",
 		"the ledger is never rebuilt from bound pods and Filter trusts it over the snapshot")
+
+	// slowFilter makes Filter ask a "remote" slot service per node (it
+	// sleeps remoteQuery each call and rejects nothing): the design's
+	// warning about an expensive query in the per-node Filter, which grows
+	// with candidate nodes and pending pods. A suite that passes against
+	// this build is not checking the scheduler's speed against a baseline.
+	slowFilter = mutant.Define(Name, "slow-filter",
+		"Filter makes a remote query per node (sleeps "+remoteQuery.String()+" each call)")
+
+	// preloadInPreFilter makes the same query once per pod, in PreFilter,
+	// and lets Filter read the answer: the design's advice. It is slower
+	// than the correct build by one query per pod, which a performance
+	// budget must allow: THIS BUILD MUST PASS (a control, not a defect).
+	preloadInPreFilter = mutant.Define(Name, "prefilter-preload",
+		"PreFilter makes the remote query once per pod (sleeps "+remoteQuery.String()+"); a control that must pass")
+
+	// serialBind makes PreBind take one process-wide lock and hold it until
+	// the pod is bound (PostBind) or given up (Unreserve), after a remote
+	// ledger write under it (sleeps remoteQuery): binding cycles, which run
+	// concurrently in kube-scheduler, bind one pod at a time. A suite that
+	// passes against this build is not checking bind throughput.
+	serialBind = mutant.Define(Name, "serial-bind",
+		"PreBind holds one process-wide lock until the pod is bound: pods bind one at a time")
 )

@@ -16,10 +16,13 @@ func setMutant(t *testing.T, name string) {
 
 func TestEachMutantNameTurnsOnExactlyItsSwitch(t *testing.T) {
 	switches := map[string]mutant.Switch{
-		"leakyUnreserve":   leakyUnreserve,
-		"blockingPermit":   blockingPermit,
-		"prebindNoRecheck": prebindNoRecheck,
-		"memoryOnlyLedger": memoryOnlyLedger,
+		"leakyUnreserve":     leakyUnreserve,
+		"blockingPermit":     blockingPermit,
+		"prebindNoRecheck":   prebindNoRecheck,
+		"memoryOnlyLedger":   memoryOnlyLedger,
+		"slowFilter":         slowFilter,
+		"preloadInPreFilter": preloadInPreFilter,
+		"serialBind":         serialBind,
 	}
 	for _, tc := range []struct {
 		mutant string
@@ -30,6 +33,9 @@ func TestEachMutantNameTurnsOnExactlyItsSwitch(t *testing.T) {
 		{"blocking-permit", "blockingPermit"},
 		{"prebind-no-recheck", "prebindNoRecheck"},
 		{"memory-only-ledger", "memoryOnlyLedger"},
+		{"slow-filter", "slowFilter"},
+		{"prefilter-preload", "preloadInPreFilter"},
+		{"serial-bind", "serialBind"},
 	} {
 		t.Run("mutant="+tc.mutant, func(t *testing.T) {
 			setMutant(t, tc.mutant)

@@ -2,6 +2,7 @@ package networkslots
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -44,4 +45,38 @@ func (pl *Plugin) freeFromLedgerOnly(nodeInfo fwk.NodeInfo, pod *v1.Pod) int64 {
 		held -= h.slots
 	}
 	return nodeCapacity(nodeInfo.Node()) - held
+}
+
+// remoteQuery is what one call to the "remote" slot service of the
+// performance mutants costs (slow-filter per node, prefilter-preload per
+// pod, serial-bind per pod under its lock).
+const remoteQuery = 1 * time.Millisecond
+
+// askRemote is that call: it waits remoteQuery (or until ctx ends).
+func askRemote(ctx context.Context) {
+	t := time.NewTimer(remoteQuery)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// bindLock is serial-bind's process-wide lock, and held the pods holding it
+// (PreBind takes it; PostBind or Unreserve of the same pod gives it back).
+var (
+	bindLock sync.Mutex
+	held     sync.Map
+)
+
+func lockBinding(ctx context.Context, pod *v1.Pod) {
+	bindLock.Lock()
+	held.Store(pod.UID, true)
+	askRemote(ctx)
+}
+
+func unlockBinding(pod *v1.Pod) {
+	if _, ok := held.LoadAndDelete(pod.UID); ok {
+		bindLock.Unlock()
+	}
 }

@@ -226,13 +226,16 @@ func (pl *Plugin) fault(pod *v1.Pod) string {
 // Scheduling cycle.
 
 // PreFilter skips unmanaged pods and rejects pods with a malformed request.
-func (pl *Plugin) PreFilter(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+func (pl *Plugin) PreFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
 	n, err := parseSlots(pod.Annotations)
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())
 	}
 	if n == 0 {
 		return nil, fwk.NewStatus(fwk.Skip)
+	}
+	if preloadInPreFilter.On() {
+		askRemote(ctx)
 	}
 	return nil, nil
 }
@@ -251,6 +254,9 @@ func (pl *Plugin) Filter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nod
 	capacityGauge.WithLabelValues(node.Name).Set(float64(capacity))
 
 	request := podRequest(pod)
+	if slowFilter.On() && request > 0 {
+		askRemote(ctx)
+	}
 	free := pl.freeOn(nodeInfo, pod)
 	if free < request {
 		klog.FromContext(ctx).V(5).Info("NetworkSlots: node lacks slots", "pod", klog.KObj(pod), "node", node.Name, "request", request, "free", free, "capacity", capacity)
@@ -343,6 +349,7 @@ func (pl *Plugin) Unreserve(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, 
 	if podRequest(pod) == 0 {
 		return
 	}
+	unlockBinding(pod)
 	if leakyUnreserve.On() {
 		klog.FromContext(ctx).V(4).Info("NetworkSlots: mutant build, NOT releasing", "pod", klog.KObj(pod), "node", nodeName)
 		return
@@ -398,6 +405,9 @@ func (pl *Plugin) PreBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, no
 	if pl.fault(pod) == FaultPreBindFail {
 		return fwk.NewStatus(fwk.Error, msgPreBindFault)
 	}
+	if serialBind.On() {
+		lockBinding(ctx, pod)
+	}
 	if prebindNoRecheck.On() {
 		return nil
 	}
@@ -428,6 +438,7 @@ func (pl *Plugin) Bind(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ strin
 
 // PostBind marks the pod's holding bound.
 func (pl *Plugin) PostBind(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, nodeName string) {
+	unlockBinding(pod)
 	if n := podRequest(pod); n > 0 && pl.ledger.markBoundIfHeld(pod.UID, nodeName, n) {
 		klog.FromContext(ctx).V(4).Info("NetworkSlots: bound", "pod", klog.KObj(pod), "node", nodeName, "slots", n)
 	}
