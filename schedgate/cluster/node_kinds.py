@@ -125,7 +125,8 @@ class ApiOnlyNodes:
     def bring_back(self, spec: NodeSpec) -> bool:
         # Status goes with the create, as a kubelet registers its node: one event, the node whole at once
         # (a scheduler hears no half-made node without allocatable).
-        body = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": spec.name, "labels": dict(spec.labels)},
+        body = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": spec.name, "labels": dict(spec.labels),
+                                                             "annotations": dict(spec.annotations) or None},
                 "spec": {"taints": [t.to_api() for t in spec.taints] or None,
                          "unschedulable": spec.unschedulable or None},
                 "status": {"capacity": dict(spec.capacity), "allocatable": dict(spec.allocatable),

@@ -131,6 +131,36 @@ class Nodes:
         self.backend.bring_back(spec)
         self._reconcile(spec, set())
 
+    def add_many(self, specs: Sequence[NodeSpec]) -> None:
+        """Create nodes the definition does not have, several at a time (each as :meth:`add` would, without
+        reading it back); the reset deletes them, or :meth:`remove_added` sooner."""
+        if not self.backend.adds_nodes:
+            raise NotHere(f"{len(specs)} nodes cannot be added: this provider's nodes are kubelets it started")
+        taken = sorted(set(self._listed()) & {s.name for s in specs})
+        if taken:
+            raise ComponentError(f"nodes {', '.join(taken[:3])} cannot be added: nodes of those names exist")
+        for spec in specs:
+            self._touch(spec.name, "node", "added")
+            self.added[spec.name] = spec
+        self._create_many(specs)
+        listed = self._listed()  # the API server's admission taints each new node: reconcile takes them off
+        with ThreadPoolExecutor(max_workers=CREATE_WORKERS, thread_name_prefix="schedgate-nodes") as pool:
+            list(pool.map(lambda spec: self._reconcile(spec, set(), listed.get(spec.name)), specs))
+
+    def remove_added(self, names: Sequence[str]) -> None:
+        """Delete nodes :meth:`add_many` (or :meth:`add`) made, several at a time."""
+        unknown = [n for n in names if n not in self.added]
+        if unknown:
+            raise ComponentError(f"node {unknown[0]} was not added by this run; only added nodes are removed")
+        with ThreadPoolExecutor(max_workers=CREATE_WORKERS, thread_name_prefix="schedgate-nodes") as pool:
+            list(pool.map(lambda n: ignore_not_found(self.core.delete_node, n), names))
+        for n in names:
+            del self.added[n]
+            self._touched.pop(n, None)
+            if self.devices is not None:
+                self.devices.forget(n)
+        self.unseen = True
+
     def set_devices_offline(self, node: str, names: Sequence[str], offline: bool = True) -> None:
         """Take devices out of the node's ResourceSlice (a device gone offline), or with ``offline=False``
         put them back; the reset restores every one."""

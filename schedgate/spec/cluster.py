@@ -64,6 +64,8 @@ class NodeSpec:
     # Status conditions besides Ready=True (which every node has unless it names its own Ready).
     conditions: tuple[Condition, ...] = ()
     devices: tuple[DeviceSet, ...] = ()  # published as ResourceSlices (:mod:`schedgate.spec.devices`)
+    # Annotations a node is made with (a node a test adds; definitions give none).
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def gpus(self) -> int:

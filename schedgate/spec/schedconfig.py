@@ -36,6 +36,14 @@ EXTENDER_PLACEHOLDER = "schedgate:extender"
 # 4 s), so a restart does not cost the schedulers their lease. A configuration that sets any of them
 # keeps all of its own (the slow-lease mutant does).
 LEASE_TIMING = {"leaseDuration": "8s", "renewDeadline": "6s", "retryPeriod": "1s"}
+# kube-scheduler's own plugins at the pin (pkg/scheduler/framework/plugins/names; tests/test_perf.py
+# checks the list against the Go module): what a baseline keeps of a profile.
+IN_TREE_PLUGINS = frozenset({
+    "PrioritySort", "DefaultBinder", "DefaultPreemption", "DynamicResources", "GangScheduling", "ImageLocality",
+    "InterPodAffinity", "NodeAffinity", "NodeDeclaredFeatures", "NodeName", "NodePorts",
+    "NodeResourcesBalancedAllocation", "NodeResourcesFit", "NodeUnschedulable", "NodeVolumeLimits",
+    "PodTopologySpread", "DeferredPodScheduling", "SchedulingGates", "TaintToleration", "VolumeBinding",
+    "VolumeRestrictions", "VolumeZone", "TopologyPlacementGenerator", "PodGroupPodsCount"})
 
 
 @dataclass(frozen=True)
@@ -91,6 +99,43 @@ class SchedulerConfig:
         for prof in doc["profiles"]:
             prof["schedulerName"] = f"{prof['schedulerName']}{suffix}"
         return SchedulerConfig(source=f"{self.source} (profiles renamed *{suffix})", doc=doc, fragment=self.fragment)
+
+    def profile(self, name: str) -> SchedulerConfig:
+        """This configuration with only profile ``name`` (everything outside the profiles kept)."""
+        if name not in self.profile_names:
+            raise DefinitionError(self.source, "profiles", f"no profile {name!r} (profiles: "
+                                  f"{', '.join(self.profile_names)})")
+        doc = copy.deepcopy(self.doc)
+        doc["profiles"] = [p for p in doc["profiles"] if p["schedulerName"] == name]
+        return SchedulerConfig(source=self.source, doc=doc, fragment=self.fragment)
+
+    def unthrottled(self, qps: int = 5000) -> SchedulerConfig:
+        """This configuration with its API client's rate limit (``clientConnection.qps``/``burst``, 50/100
+        when unset) at ``qps``, where it sets none: a measurement of the scheduler, not of its limiter."""
+        doc = copy.deepcopy(self.doc)
+        conn = doc.setdefault("clientConnection", {})
+        if "qps" in conn or "burst" in conn:
+            return self
+        conn.update(qps=qps, burst=qps)
+        return SchedulerConfig(source=self.source, doc=doc, fragment=self.fragment)
+
+    def in_tree_only(self) -> tuple[SchedulerConfig, list[str]]:
+        """This configuration without out-of-tree plugins (enabled anywhere, or configured), and their names:
+        what the pinned upstream kube-scheduler runs of it."""
+        doc = copy.deepcopy(self.doc)
+        keep = IN_TREE_PLUGINS | {"*"}
+        dropped: set[str] = set()
+        for prof in doc["profiles"]:
+            for point in (prof.get("plugins") or {}).values():
+                for key in ("enabled", "disabled"):
+                    if isinstance(point, dict) and point.get(key):
+                        dropped |= {p["name"] for p in point[key] if p.get("name") not in keep}
+                        point[key] = [p for p in point[key] if p.get("name") in keep]
+            if prof.get("pluginConfig"):
+                dropped |= {pc["name"] for pc in prof["pluginConfig"] if pc.get("name") not in IN_TREE_PLUGINS}
+                prof["pluginConfig"] = [pc for pc in prof["pluginConfig"] if pc.get("name") in IN_TREE_PLUGINS]
+        return (SchedulerConfig(source=f"{self.source} (in-tree plugins only)", doc=doc, fragment=self.fragment),
+                sorted(dropped))
 
     def effective(self, kubeconfig: str, lease: str | None = None) -> EffectiveConfig:
         """The configuration the scheduler is started with, and what was replaced."""
