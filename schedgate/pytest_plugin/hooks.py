@@ -9,6 +9,7 @@ prints what the scenarios measured.
 from __future__ import annotations
 
 import logging
+import shutil
 import sys
 from collections.abc import Generator
 from pathlib import Path
@@ -47,7 +48,7 @@ from schedgate.pytest_plugin.state import ItemState, state_of
 from schedgate.report.admission import HEADER as ADMISSION_HEADER
 from schedgate.report.admission import admission
 from schedgate.report.artifacts import collect, folder_for
-from schedgate.report.figures import figures_of
+from schedgate.report.figures import attached_to, figures_of
 from schedgate.report.timing import pod_timings, summary_row, wait_bound_pods_ready
 from schedgate.runtime.binaries import describe
 from schedgate.runtime.progress import log
@@ -200,9 +201,14 @@ def _after_call(item: pytest.Item, rep: pytest.TestReport, state: ItemState) -> 
         if claims_and_gangs:
             setattr(rep, ADMISSION, claims_and_gangs.row())
     when = item.config.getoption("artifacts_on")
-    if not (when == "always" or (when == "failure" and rep.failed)):
-        return
     root = Path(item.config.invocation_params.dir) / item.config.getoption("artifacts")
+    attached = attached_to(item)
+    if not (when == "always" or (when == "failure" and rep.failed)):
+        if attached and when != "never":
+            dest = folder_for(root, item.nodeid)
+            shutil.rmtree(dest, ignore_errors=True)
+            _attach(rep, dest, attached)
+        return
     started = started_of(item.config)
     kept = started is not None and item.config.getoption("keep_cluster") and started.cluster is c
     reach = ([f"cluster kept running: export KUBECONFIG={c.kubeconfig}",
@@ -214,6 +220,16 @@ def _after_call(item: pytest.Item, rep: pytest.TestReport, state: ItemState) -> 
                    summary=[f"test: {item.nodeid}", f"outcome: {rep.outcome}", *reach, "", failure])
     rep.sections.append(("schedgate artifacts", f"{dest} (open {dest / 'placement.html'})"))
     setattr(rep, ARTIFACTS, [str(dest)])
+    if attached:
+        _attach(rep, dest, attached)
+
+
+def _attach(rep: pytest.TestReport, dest: Path, files: dict[str, str]) -> None:
+    """A test's own files (a performance comparison's perf.html, ...) into its artifacts folder."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (dest / name).write_text(text)
+    rep.sections.append(("schedgate files", ", ".join(str(dest / n) for n in files)))
 
 
 def _table(reporter: pytest.TerminalReporter, title: str, head: tuple[str, ...],

@@ -21,6 +21,7 @@ import pytest
 from schedgate.cluster import Cluster
 from schedgate.errors import SchedgateError
 from schedgate.providers import ClusterRequest, Started, provider, start_cluster
+from schedgate.pytest_plugin.baseline import baseline_for
 from schedgate.pytest_plugin.options import request_from, role_config
 from schedgate.pytest_plugin.state import item_state
 from schedgate.report.figures import Report
@@ -196,7 +197,7 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
 
     run = Run(scenario=scenario, cluster=cluster, ns=ns, start_scheduler=start,
               role_config=lambda role: role_config(pytestconfig, role), report=Report(item),
-              transcript=state.transcript)
+              transcript=state.transcript, baseline=baseline_for(pytestconfig))
     try:
         yield run
     finally:

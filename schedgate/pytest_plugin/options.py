@@ -88,6 +88,11 @@ OPTIONS: tuple[Option, ...] = (
            action="store_true", cli=True),
     Option("--keep-cluster", "leave the cluster running after the run and print how to reach it",
            action="store_true"),
+    Option("--baseline-scheduler-binary", "performance scenarios: the kube-scheduler the one under test is "
+           "measured against (default: the pinned build)", metavar="FILE"),
+    Option("--baseline-scheduler-config", "performance scenarios: the baseline's configuration, its profile "
+           "of the same name or its only one (default: the profile under test without out-of-tree plugins, or "
+           "as the scenario says)", metavar="FILE"),
 )
 
 
@@ -171,11 +176,21 @@ def request_from(config: pytest.Config) -> ClusterRequest:
     check_given(req.bin_dir)
     for r in ROLES:
         role_config(config, r.name)  # a bad file fails before anything starts
+    baseline_options(config)
     config.stash[_REQUEST] = req
     return req
 
 
 _REQUEST = pytest.StashKey[ClusterRequest]()
+
+
+def baseline_options(config: pytest.Config) -> tuple[SchedulerConfig | None, Path | None]:
+    """``--baseline-scheduler-config`` (read) and ``--baseline-scheduler-binary`` (checked), if given."""
+    binary, cfg = config.getoption("baseline_scheduler_binary"), config.getoption("baseline_scheduler_config")
+    if binary and not Path(binary).is_file():
+        raise SchedgateError(f"--baseline-scheduler-binary {binary}: no such file")
+    return (load_scheduler_config(_shown(project_path(cfg))) if cfg else None,
+            Path(binary).resolve() if binary else None)
 
 
 def check_kubernetes_version(wanted: str | None) -> None:

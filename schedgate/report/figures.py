@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import pytest
 
 FIGURES = pytest.StashKey[list[tuple[str, str]]]()
+ATTACHED = pytest.StashKey[dict[str, str]]()
 
 
 @dataclass
@@ -25,7 +26,16 @@ class Report:
         shown = f"{value:.3f}" if isinstance(value, float) else str(value)
         self.node.stash.setdefault(FIGURES, []).append((name, f"{shown}{' ' + unit if unit else ''}"))
 
+    def attach(self, filename: str, text: str) -> None:
+        """A file for the test's artifacts folder, written whether the test passes or fails."""
+        self.node.stash.setdefault(ATTACHED, {})[filename] = text
+
 
 def figures_of(item: pytest.Item) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = item.stash.get(FIGURES, [])
     return list(found)
+
+
+def attached_to(item: pytest.Item) -> dict[str, str]:
+    found: dict[str, str] = item.stash.get(ATTACHED, {})
+    return dict(found)

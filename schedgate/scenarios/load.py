@@ -34,6 +34,7 @@ import schedgate.scenarios.log_outcomes
 import schedgate.scenarios.node_steps
 import schedgate.scenarios.object_steps
 import schedgate.scenarios.outcomes
+import schedgate.scenarios.perf_steps
 import schedgate.scenarios.spread_outcomes  # noqa: F401  (these register their steps)
 from schedgate.errors import DefinitionError
 from schedgate.scenarios.parse import TEMPLATE_FIELDS, Parser

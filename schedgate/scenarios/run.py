@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from schedgate.cluster import Cluster
@@ -17,6 +18,7 @@ from schedgate.faults.extender import Extender
 from schedgate.kube.objects import Objects
 from schedgate.kube.watch import Matcher, wait_for
 from schedgate.objects.pods import Namespace, Pod
+from schedgate.perf import Comparison
 from schedgate.report.figures import Report
 from schedgate.runtime.scheduler import Scheduler
 from schedgate.spec.schedconfig import SchedulerConfig
@@ -55,6 +57,9 @@ class Run:
     start_scheduler: Callable[[SchedulerConfig], Scheduler]
     role_config: Callable[[str], SchedulerConfig]
     report: Report | None = None
+    # The baseline of a configuration under test: (its configuration, binary) for "in-tree" or "same".
+    baseline: Callable[[SchedulerConfig, str], tuple[SchedulerConfig, Path | None]] | None = None
+    performance: Comparison | None = None  # the last measurePerformance
     pods: dict[str, Pod] = field(default_factory=dict)
     extender: Extender | None = None
     transcript: list[str] = field(default_factory=list)

@@ -10,6 +10,7 @@ from schedgate.scenarios import load
 from schedgate.scenarios.control_steps import EXTENDER_KINDS
 from schedgate.scenarios.outcomes import BOUNDS
 from schedgate.scenarios.parse import MAX_PODS
+from schedgate.scenarios.perf_steps import BASELINES
 from schedgate.scenarios.steps import WAIT_UNTIL
 from schedgate.spec.cluster import API_VERSION, CONDITION_STATUSES, MAX_NODES
 from schedgate.spec.devices import MAX_DEVICES
@@ -40,6 +41,11 @@ BOOL: Schema = {"type": "boolean"}
 LABEL: Schema = {"type": ["string", "number"], "pattern": LABEL_VALUE.pattern, "maxLength": 63}
 SCALAR: Schema = {"type": ["string", "number", "boolean", "null"]}
 CONFIG: Schema = {**STR, "description": "a scheduler configuration file, or a role: " + ", ".join(SCENARIO_ROLES)}
+
+def _budget(key: str, what: str) -> Schema:
+    return {"type": "object", "required": [key], "additionalProperties": False, "description": what,
+            "properties": {key: {"type": "number", "minimum": 0.001, "maximum": 1000}}}
+
 
 DEFS: dict[str, Schema] = {
     "nodeSet": {"description": "node and pool names (a pool: each of its nodes): one or a list", **NAMES},
@@ -113,6 +119,26 @@ TYPES: dict[str, Schema] = {
     "deviceRequest.count": _int(1, MAX_DEVICES), "deviceRequest.sameAttribute": {
         **ref("names"), "description": "attributes all devices share (matchAttribute); domain/ optional"},
     "deviceRequest.selector": {**ref("names"), "description": "CEL expressions each device must pass"},
+    "measurePerformance.config": {**CONFIG, "examples": list(SCENARIO_ROLES)},
+    "measurePerformance.profile": {**STR, "description": "a profile of the configuration under test"},
+    "measurePerformance.baseline": {"enum": list(BASELINES), "description": "in-tree (default): the profile "
+                                    "without out-of-tree plugins; same: the profile itself"},
+    "measurePerformance.nodes": {"type": "object", "required": ["count", "like"], "additionalProperties": False,
+                                 "description": "fresh nodes per turn", "properties": {
+                                     "count": _int(1, MAX_NODES), "like": {**STR, "description": "a pool"},
+                                     "capacity": ref("resources"), "labels": ref("labels"),
+                                     "annotations": ref("annotations")}},
+    "measurePerformance.pods": {**ref("template"), "description": "template fields (no scheduler)"},
+    "measurePerformance.backlog": {**_int(2, MAX_PODS), "description": "pods waiting when a side starts (200)"},
+    "measurePerformance.oneAtATime": {**_int(2, MAX_PODS), "description": "pods created one at a time (30)"},
+    "measurePerformance.rounds": {**_int(1, 10), "description": "turns per side (2)"},
+    "performance.throughput": _budget("atLeast", "under test / baseline pods/s"),
+    "performance.p50": _budget("atMost", "create->bound p50, under test / baseline"),
+    "performance.p99": _budget("atMost", "create->bound p99, under test / baseline"),
+    "performance.extensionPoints": {"type": "object", "description": "extension point (or \"*\") -> its p99 "
+                                    "budget", "additionalProperties": {"type": "object", "required": ["p99"],
+                                    "additionalProperties": False, "properties": {"p99": _budget(
+                                        "atMost", "p99, under test / baseline")}}},
 }
 
 RULES: dict[str, Schema] = {
