@@ -8,7 +8,10 @@ line names another option that takes a configuration file (for example
 kube-scheduler build (see ``MUTANT_BUILDS`` in :mod:`schedgate.toolchain`)
 that runs as the scheduler under test. A ``# caught-by: FILE ...`` line
 names the scenario files that must catch it: ``--focused`` (what CI runs)
-runs the mutant against those alone. The suite runs
+runs the mutant against those alone. A *control* has a ``# passes: FILE ...``
+line instead: a build that differs from the correct one in a way the suite
+must accept (slower, but within a performance budget); it must pass those
+files (``--focused``) or the suite. The suite runs
 once with the correct configuration, which must pass, and once per mutant,
 which must fail. A mutant counts as caught only when a scenario fails on an
 assertion in its test body: a scheduler that refuses to start, or an error in
@@ -78,8 +81,14 @@ def describe(path: Path) -> str:
 
 
 def caught_by(path: Path) -> list[str]:
-    """The scenario files a mutant's ``# caught-by:`` line names (what ``--focused`` runs it against)."""
-    return header(path, "caught-by", "").split()
+    """The scenario files a mutant's ``# caught-by:`` line (a control's ``# passes:``) names: what ``--focused``
+    runs it against."""
+    return (header(path, "caught-by", "") or header(path, "passes", "")).split()
+
+
+def is_control(path: Path) -> bool:
+    """A build the suite must accept (``# passes:``), not a defect it must catch."""
+    return bool(header(path, "passes", ""))
 
 
 def run_suite(config: Path, suite: str | list[str], extra: list[str]) -> Result:
@@ -139,9 +148,18 @@ def main(argv: list[str] | None = None) -> int:
         print("mutants not run: the correct configuration must pass first")
         return 1
     print(f"baseline  passes {args.correct} ({baseline.seconds:.0f}s)")
-    caught = 0
+    caught = controls = accepted = 0
     for m in mutants:
         r = run_suite(m, (caught_by(m) or args.suite) if args.focused else args.suite, extra)
+        if is_control(m):
+            controls += 1
+            if r.exit_code == 0:
+                accepted += 1
+                print(f"PASSES  {r.name:<26} a control that must pass: {r.description} ({r.seconds:.0f}s)")
+            else:
+                print(f"FLAGGED {r.name:<26} a control that must pass, failed: "
+                      f"{(r.failures[0]['line'] if r.failures else r.output_tail)} ({r.seconds:.0f}s)")
+            continue
         if r.caught:
             caught += 1
             more = f" (+{len(r.catching) - 1} more)" if len(r.catching) > 1 else ""
@@ -151,6 +169,7 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{'':<36} {t}")
         else:
             print(f"MISSED  {r.name:<26} {r.description}: {r.why_missed()} ({r.seconds:.0f}s)")
-    print(f"mutants caught {caught}/{len(mutants)}")
-    return 0 if caught == len(mutants) else 1
+    defects = len(mutants) - controls
+    print(f"mutants caught {caught}/{defects}" + (f"; controls passing {accepted}/{controls}" if controls else ""))
+    return 0 if caught == defects and accepted == controls else 1
 
