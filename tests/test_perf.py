@@ -127,7 +127,7 @@ def comparison(ut_filter: dict[str, int], base_filter: dict[str, int], tp: tuple
 def test_budgets_hold_for_equal_sides_and_name_the_point_and_plugin_that_grew():
     fast = {"0.0001": 0, "0.0002": 100, "+Inf": 100}
     slow = {"0.0001": 0, "0.0002": 0, "0.05": 100, "+Inf": 100}
-    budget = Budget(throughput=0.8, p50=1.5, p99=1.5, extension_points={"Filter": 3.0})
+    budget = Budget(throughput=0.8, p50=1.5, p99=1.5, extension_points={"Filter": {"p99": 3.0}})
     assert broken(figures(comparison(fast, fast)), budget) == []
     f = figures(comparison(slow, fast, tp=(30.0, 100.0), lat=(0.05, 0.02)))
     problems = broken(f, budget)
@@ -141,10 +141,19 @@ def test_budgets_hold_for_equal_sides_and_name_the_point_and_plugin_that_grew():
 def test_a_point_five_times_slower_by_a_millisecond_is_noise_beside_a_pod_that_takes_twenty():
     base = {"0.0001": 0, "0.0002": 100, "+Inf": 100}                  # p99 0.2 ms
     mine = {"0.0001": 0, "0.0002": 0, "0.0016": 100, "+Inf": 100}     # p99 ~1.6 ms, 8 times that
-    budget = Budget(extension_points={"Filter": 3.0})
+    budget = Budget(extension_points={"Filter": {"p99": 3.0}})
     assert figures(comparison(mine, base)).point_ratio("Filter") > 3.0
     assert broken(figures(comparison(mine, base, lat=(0.02, 0.02))), budget) == []      # 1.4 ms < 2 ms
     assert len(broken(figures(comparison(mine, base, lat=(0.01, 0.01))), budget)) == 1  # 1.4 ms > 1 ms
+
+
+def test_a_point_budget_on_the_median_sees_what_a_noisy_tail_hides():
+    base = {"0.0001": 90, "0.0002": 98, "0.05": 100, "+Inf": 100}     # p50 0.06 ms, p99 ~25 ms
+    mine = {"0.0001": 0, "0.0002": 0, "0.05": 100, "+Inf": 100}       # p50 ~25 ms, p99 ~50 ms
+    f = figures(comparison(mine, base))
+    assert broken(f, Budget(extension_points={"Filter": {"p99": 3.0}})) == []
+    problems = broken(f, Budget(extension_points={"Filter": {"p50": 3.0}}))
+    assert len(problems) == 1 and problems[0].startswith("Filter p50 ")
 
 
 def test_the_artifacts_carry_both_sides_every_turn_and_a_plot():
@@ -178,7 +187,10 @@ def test_a_performance_file_parses_into_a_workload_and_a_budget(tmp_path):
     assert measure.count == 10 and measure.baseline == "in-tree" and measure.role == "network-slots"
     assert measure.node.annotations == {"schedgate.io/network-slots": "8"}
     assert measure.node.labels["infra.example.com/high-speed-network"] == "true"
-    assert expect.outcome.budget == Budget(throughput=0.8, extension_points={"Filter": 3.0})
+    assert expect.outcome.budget == Budget(throughput=0.8, extension_points={"Filter": {"p99": 3.0}})
+    p.write_text(p.read_text().replace("{p99: {atMost: 3}}", "{p50: {atMost: 2}, p99: {atMost: 3}}"))
+    budget = load_scenario(p).steps[1].action.outcome.budget
+    assert budget.extension_points == {"Filter": {"p50": 2.0, "p99": 3.0}}
 
 
 @pytest.mark.parametrize("old, new, problem", [
@@ -188,6 +200,8 @@ def test_a_performance_file_parses_into_a_workload_and_a_budget(tmp_path):
      "steps[0].measurePerformance.baseline: must be one of in-tree, same"),
     ("{atLeast: 0.8}", "{atMost: 0.8}", "steps[1].expect.performance.throughput"),
     ("count: 10", "count: 0", "steps[0].measurePerformance.nodes.count"),
+    ("{p99: {atMost: 3}}", "{}", "steps[1].expect.performance.extensionPoints.Filter: needs a budget: p50 or p99"),
+    ("{p99: {atMost: 3}}", "{p90: {atMost: 3}}", "steps[1].expect.performance.extensionPoints.Filter"),
 ])
 def test_a_bad_performance_field_is_one_line_naming_it(tmp_path, old, new, problem):
     p = tmp_path / "p.scenario.yaml"

@@ -2,7 +2,7 @@
 
     from schedgate.perf import Budget, Side, Workload, compare, check
     result = compare(cluster, Side(UNDER_TEST, mine), Side(BASELINE, theirs, binary), workload)
-    check(result, Budget(throughput=0.8, p99=1.5, extension_points={"Filter": 3.0}))
+    check(result, Budget(throughput=0.8, p99=1.5, extension_points={"Filter": {"p99": 3.0}}))
 """
 
 from schedgate.perf.budget import Budget, Figures, broken, check, figures

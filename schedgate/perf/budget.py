@@ -2,7 +2,7 @@
 
 A budget is a ratio, never a time: ``throughput`` at least this share of the baseline's pods/s,
 ``p50``/``p99`` create->bound at most this multiple of the baseline's, and per extension point
-(``Filter``, ``PreBind``, ... or ``*`` for each) a p99 at most this multiple. On a shared machine
+(``Filter``, ``PreBind``, ... or ``*`` for each) a p50 or p99 at most this multiple. On a shared machine
 an absolute number measures the machine; the same workload through a baseline in the same run,
 turns alternating, measures the scheduler. A broken budget names the extension point whose time
 grew most and, within it, the plugin (both from the schedulers' own histograms).
@@ -23,6 +23,7 @@ from schedgate.perf.histogram import EXTENSION_POINTS, PLUGINS, Quantile, label_
 from schedgate.perf.measure import BASELINE, UNDER_TEST, Comparison, percentile
 
 ALL_POINTS = "*"
+QUANTILES = {"p50": 0.5, "p99": 0.99}
 NEGLIGIBLE = 0.1  # an extension point's growth below this share of the baseline's create->bound p50 is noise
 
 
@@ -31,7 +32,8 @@ class Budget:
     throughput: float | None = None   # under test / baseline pods/s, at least
     p50: float | None = None          # under test / baseline create->bound p50, at most
     p99: float | None = None
-    extension_points: Mapping[str, float] = field(default_factory=dict)  # point (or "*") -> p99 ratio, at most
+    # point (or "*") -> {"p50"|"p99": ratio, at most}
+    extension_points: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,8 @@ class SideFigures:
     p99: float
     metrics: MetricsSnapshot
 
-    def point(self, name: str) -> Quantile | None:
-        return quantile(self.metrics, EXTENSION_POINTS, 0.99, extension_point=name)
+    def point(self, name: str, q: str = "p99") -> Quantile | None:
+        return quantile(self.metrics, EXTENSION_POINTS, QUANTILES[q], extension_point=name)
 
     def plugin(self, point: str, plugin: str) -> Quantile | None:
         return quantile(self.metrics, PLUGINS, 0.99, extension_point=point, plugin=plugin)
@@ -69,8 +71,8 @@ class Figures:
         return sorted({*label_values(self.under_test.metrics, EXTENSION_POINTS, "extension_point"),
                        *label_values(self.baseline.metrics, EXTENSION_POINTS, "extension_point")})
 
-    def point_ratio(self, name: str) -> float | None:
-        a, b = self.under_test.point(name), self.baseline.point(name)
+    def point_ratio(self, name: str, q: str = "p99") -> float | None:
+        a, b = self.under_test.point(name, q), self.baseline.point(name, q)
         return _ratio(a.seconds, b.seconds) if a and b else None
 
     def rows(self) -> list[tuple[str, str, str, str]]:
@@ -80,9 +82,10 @@ class Figures:
                ("create->bound p50 (ms)", f"{u.p50 * 1000:.1f}", f"{b.p50 * 1000:.1f}", f"{self.p50:.2f}"),
                ("create->bound p99 (ms)", f"{u.p99 * 1000:.1f}", f"{b.p99 * 1000:.1f}", f"{self.p99:.2f}")]
         for p in self.points():
-            qa, qb, r = u.point(p), b.point(p), self.point_ratio(p)
-            out.append((f"{p} p99", qa.shown() if qa else "-", qb.shown() if qb else "-",
-                        f"{r:.2f}" if r is not None else "-"))
+            for q in QUANTILES:
+                qa, qb, r = u.point(p, q), b.point(p, q), self.point_ratio(p, q)
+                out.append((f"{p} {q}", qa.shown() if qa else "-", qb.shown() if qb else "-",
+                            f"{r:.2f}" if r is not None else "-"))
         return out
 
     def where_grew(self, among: list[str] | None = None) -> str:
@@ -142,13 +145,14 @@ def _broken(f: Figures, budget: Budget) -> list[tuple[str, str]]:
             out.append(("", f"create->bound {name} {ratio:.2f} times the baseline's ({mine * 1000:.1f} vs "
                             f"{theirs * 1000:.1f} ms; budget at most {limit})"))
     for point in f.points():
-        limit = budget.extension_points.get(point, budget.extension_points.get(ALL_POINTS))
-        ratio = f.point_ratio(point)
-        qa, qb = u.point(point), b.point(point)
-        grew = (qa.seconds if qa else 0.0) - (qb.seconds if qb else 0.0)
-        if limit is not None and ratio is not None and ratio > limit and grew > NEGLIGIBLE * b.p50:
-            out.append((point, f"{point} p99 {ratio:.2f} times the baseline's ({qa.shown() if qa else '-'} vs "
-                               f"{qb.shown() if qb else '-'}; budget at most {limit})"))
+        limits = budget.extension_points.get(point, budget.extension_points.get(ALL_POINTS)) or {}
+        for q, limit in sorted(limits.items()):
+            ratio = f.point_ratio(point, q)
+            qa, qb = u.point(point, q), b.point(point, q)
+            grew = (qa.seconds if qa else 0.0) - (qb.seconds if qb else 0.0)
+            if ratio is not None and ratio > limit and grew > NEGLIGIBLE * b.p50:
+                out.append((point, f"{point} {q} {ratio:.2f} times the baseline's ({qa.shown() if qa else '-'} "
+                                   f"vs {qb.shown() if qb else '-'}; budget at most {limit})"))
     return out
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from schedgate.errors import NotHere
 from schedgate.perf import BASELINE, UNDER_TEST, Budget, Side, Workload, check, compare, figures, perf_files
-from schedgate.perf.budget import ALL_POINTS
+from schedgate.perf.budget import ALL_POINTS, QUANTILES
 from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import MAX_PODS, Parser, Template
 from schedgate.scenarios.run import Run
@@ -111,8 +111,8 @@ class MeasurePerformance:
 @dataclass(frozen=True)
 class Performance:
     """Budgets on the last ``measurePerformance``, as ratios to the baseline: ``throughput: {atLeast: R}``,
-    ``p50``/``p99``: ``{atMost: R}`` (create->bound), ``extensionPoints: {Filter: {p99: {atMost: R}}, ...}``
-    (``"*"``: every point)."""
+    ``p50``/``p99``: ``{atMost: R}`` (create->bound), ``extensionPoints: {Filter: {p99: {atMost: R}}, PreBind:
+    {p50: {atMost: R}}, ...}`` (``"*"``: every point)."""
 
     budget: Budget
 
@@ -127,11 +127,13 @@ class Performance:
             return v.number(v.mapping(raw, where, required=(key,), allowed=(key,))[key], f"{where}.{key}",
                             minimum=0.001, maximum=1000)
 
-        points = {}
+        points: dict[str, dict[str, float]] = {}
         for point, body_ in v.mapping(b.get("extensionPoints") or {}, f"{w}.extensionPoints").items():
             pw = f"{w}.extensionPoints.{point}"
-            points[str(point)] = ratio(v.mapping(body_, pw, required=("p99",), allowed=("p99",))["p99"],
-                                       f"{pw}.p99", "atMost")
+            qs = v.mapping(body_, pw, allowed=tuple(QUANTILES))
+            if not qs:
+                v.fail(pw, "needs a budget: p50 or p99")
+            points[str(point)] = {q: ratio(raw, f"{pw}.{q}", "atMost") for q, raw in qs.items()}
         return cls(budget=Budget(
             throughput=ratio(b["throughput"], f"{w}.throughput", "atLeast") if "throughput" in b else None,
             p50=ratio(b["p50"], f"{w}.p50", "atMost") if "p50" in b else None,
@@ -142,8 +144,9 @@ class Performance:
         if r.performance is None:
             raise AssertionError("expect performance needs a measurePerformance step before it")
         f = figures(r.performance)
-        for point in sorted(self.budget.extension_points):
-            ratio = f.point_ratio(point) if point != ALL_POINTS else None
-            if ratio is not None:
-                r.figure(f"step {index}: {point} p99 under test / baseline", f"{ratio:.2f}")
+        for point, limits in sorted(self.budget.extension_points.items()):
+            for q in sorted(limits):
+                ratio = f.point_ratio(point, q) if point != ALL_POINTS else None
+                if ratio is not None:
+                    r.figure(f"step {index}: {point} {q} under test / baseline", f"{ratio:.2f}")
         check(r.performance, self.budget)

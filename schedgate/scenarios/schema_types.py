@@ -135,10 +135,11 @@ TYPES: dict[str, Schema] = {
     "performance.throughput": _budget("atLeast", "under test / baseline pods/s"),
     "performance.p50": _budget("atMost", "create->bound p50, under test / baseline"),
     "performance.p99": _budget("atMost", "create->bound p99, under test / baseline"),
-    "performance.extensionPoints": {"type": "object", "description": "extension point (or \"*\") -> its p99 "
-                                    "budget", "additionalProperties": {"type": "object", "required": ["p99"],
-                                    "additionalProperties": False, "properties": {"p99": _budget(
-                                        "atMost", "p99, under test / baseline")}}},
+    "performance.extensionPoints": {"type": "object", "description": "extension point (or \"*\") -> its p50 "
+                                    "and p99 budgets", "additionalProperties": {
+                                        "type": "object", "minProperties": 1, "additionalProperties": False,
+                                        "properties": {q: _budget("atMost", f"{q}, under test / baseline")
+                                                       for q in ("p50", "p99")}}},
 }
 
 RULES: dict[str, Schema] = {
