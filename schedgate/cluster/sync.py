@@ -28,6 +28,7 @@ import kubernetes.client as k8s
 
 from schedgate.cluster.devices import MANAGED, Devices
 from schedgate.cluster.nodes import MERGE, ready_condition
+from schedgate.errors import ComponentError
 from schedgate.kube.api import ignore_not_found, read_json
 from schedgate.kube.watch import WaitTimeout, WrongOutcome, wait_for
 from schedgate.objects.builders import make_pod
@@ -79,12 +80,17 @@ class SyncBarrier:
                 b = b.manifest({"spec": {"resourceClaims": [{"name": "sync", "resourceClaimName": name}]}})
             probes.append((profile, b.create(ns)))
         try:
-            for profile, probe in probes:
+            for (profile, probe), proc in zip(probes, schedulers, strict=True):
                 try:
                     wait_for(probe, scheduled_on([self.node]), timeout=timeout)
                 except (WaitTimeout, WrongOutcome) as e:
-                    warnings.warn(f"schedgate: scheduler {profile} did not confirm it is in sync: "
-                                  f"{str(e).splitlines()[0]}", stacklevel=3)
+                    first = str(e).splitlines()[0]
+                    if getattr(proc, "black_box_scheduler", False):  # binding the probe is its only sign of life
+                        last = (proc.log_tail(1) or ["<empty>"])[0].strip()[:300]
+                        raise ComponentError(f"scheduler {profile} never bound its probe pod {ns.name}/{probe.name}: "
+                                             f"{first}; last log line: {last} (log: {proc.log_path})") from None
+                    warnings.warn(f"schedgate: scheduler {profile} did not confirm it is in sync: {first}",
+                                  stacklevel=3)
         finally:
             for _, probe in probes:
                 probe.delete()

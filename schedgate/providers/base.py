@@ -63,6 +63,8 @@ class Provider(Protocol):
     makes_clusters: bool
     # Its nodes are API-only: schedgate publishes a definition's devices as ResourceSlices itself.
     publishes_devices: bool
+    # It can run a black-box scheduler (spec.blackbox) as the scheduler under test.
+    runs_black_boxes: bool
 
     def preflight(self, req: ClusterRequest) -> None:
         """Cheap checks before anything is built, created or written; each problem is one line."""

@@ -6,8 +6,10 @@ the authentication config in kube-system, and allowed to hold exactly one
 lease: its own. (``system:kube-scheduler`` only grants the default
 ``kube-scheduler`` lease name.) A scheduler whose NetworkSlots plugin claims
 slots in a shared pool may also get and update exactly those ConfigMaps (not
-create, list or watch them, nor any other). The same objects serve a User (local provider,
-client certificate) or a ServiceAccount (in-cluster).
+create, list or watch them, nor any other). A black-box scheduler (not kube-scheduler) gets less:
+a ClusterRole of its own to read pods and nodes, bind pods, write their status and events, and hold
+its lease; nothing else. The same objects serve a User (local provider, client certificate) or a
+ServiceAccount (in-cluster).
 """
 
 from __future__ import annotations
@@ -20,12 +22,30 @@ from kubernetes.client import ApiClient
 from schedgate.kube.api import create_objects
 from schedgate.spec.schedconfig import LEASE_NAMESPACE
 
+# What a scheduler that binds through the API needs, and no more (a black box's ClusterRole).
+BLACK_BOX_RULES = [
+    {"apiGroups": [""], "resources": ["pods", "nodes"], "verbs": ["get", "list", "watch"]},
+    {"apiGroups": [""], "resources": ["pods/binding"], "verbs": ["create"]},
+    {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch", "update"]},
+    {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
+]
+_META = {"labels": {"app.kubernetes.io/managed-by": "schedgate"}}
+
 
 def scheduler_rbac(identity: str, subject: dict[str, str], lease: str,
-                   claims: Iterable[tuple[str, str]] = ()) -> list[dict[str, Any]]:
+                   claims: Iterable[tuple[str, str]] = (), black_box: bool = False) -> list[dict[str, Any]]:
     """Objects granting ``subject`` what a scheduler holding ``lease`` (and claiming in ``claims``) needs."""
     name = f"schedgate:{identity}"
-    meta = {"labels": {"app.kubernetes.io/managed-by": "schedgate"}}
+    meta = _META
+    if black_box:
+        return [
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+             "metadata": {"name": f"{name}:black-box", **meta}, "rules": BLACK_BOX_RULES},
+            {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+             "metadata": {"name": f"{name}:black-box", **meta},
+             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": f"{name}:black-box"},
+             "subjects": [subject]},
+            *_lease(name, subject, lease)]
     by_ns: dict[str, list[str]] = {}
     for ns, cm in claims:
         by_ns.setdefault(ns, []).append(cm)
@@ -55,24 +75,31 @@ def scheduler_rbac(identity: str, subject: dict[str, str], lease: str,
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
                      "name": "extension-apiserver-authentication-reader"},
          "subjects": [subject]},
+        *_lease(name, subject, lease),
+    ]
+
+
+def _lease(name: str, subject: dict[str, str], lease: str) -> list[dict[str, Any]]:
+    """Create leases, and get and update exactly one: ``lease`` in kube-system."""
+    return [
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-         "metadata": {"name": f"{name}:lease", "namespace": LEASE_NAMESPACE, **meta},
+         "metadata": {"name": f"{name}:lease", "namespace": LEASE_NAMESPACE, **_META},
          "rules": [
              {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
              {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": [lease],
               "verbs": ["get", "update"]},
          ]},
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-         "metadata": {"name": f"{name}:lease", "namespace": LEASE_NAMESPACE, **meta},
+         "metadata": {"name": f"{name}:lease", "namespace": LEASE_NAMESPACE, **_META},
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": f"{name}:lease"},
          "subjects": [subject]},
     ]
 
 
 def grant(api: ApiClient, identity: str, subject: dict[str, str], lease: str,
-          claims: Iterable[tuple[str, str]] = ()) -> None:
+          claims: Iterable[tuple[str, str]] = (), black_box: bool = False) -> None:
     """Create the objects of :func:`scheduler_rbac`; ones that already exist are kept."""
-    create_objects(api, scheduler_rbac(identity, subject, lease, claims))
+    create_objects(api, scheduler_rbac(identity, subject, lease, claims, black_box))
 
 
 def user_subject(user: str) -> dict[str, str]:

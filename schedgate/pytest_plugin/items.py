@@ -22,6 +22,7 @@ from schedgate.cluster import Cluster
 from schedgate.errors import SchedgateError
 from schedgate.providers import ClusterRequest, Started, provider, start_cluster
 from schedgate.pytest_plugin.baseline import baseline_for
+from schedgate.pytest_plugin.blackbox import skip_unmet
 from schedgate.pytest_plugin.options import request_from, role_config
 from schedgate.pytest_plugin.state import item_state
 from schedgate.report.figures import Report
@@ -60,7 +61,7 @@ class ScenarioItem(pytest.Function):
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"scenario {self.scenario.name}"
+        return self.path, 0, f"scenario {self.scenario.name}"  # a line: a skip raised by a fixture is reported there
 
 
 def _run(scenario_run: Run) -> None:
@@ -104,10 +105,13 @@ class ExtraClusters:
                         f"{scenario.source} needs another cluster definition or scheduler profile")
         self.close()  # at most one extra cluster at a time
         req = replace(self.base, definition=scenario.definition, scheduler_config=config, keep=False)
+        failed = ""
         try:
             started = start_cluster(req)
         except SchedgateError as e:
-            pytest.fail(f"schedgate: cluster for {scenario.source}: {e}", pytrace=False)
+            failed = str(e)
+        if failed:  # outside the except: the one line, not chained to the exception that carried it
+            pytest.fail(f"schedgate: cluster for {scenario.source}: {failed}", pytrace=False)
         self.started[by_config if started.cluster.nodes.backend.adds_nodes else key] = started
         return started
 
@@ -181,6 +185,10 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
     if scenario.has_devices and not provider(name).publishes_devices:
         pytest.skip(f"schedgate: {scenario.source} defines devices; the {name} provider's nodes are a cluster's "
                     "own, with its own DRA drivers (local publishes them, kind runs schedgate's driver)")
+    needs = dict(scenario.needs)
+    if scenario.has_devices:
+        needs.setdefault("devices", "its cluster's devices")
+    skip_unmet(scenario.scheduler or request_from(pytestconfig).scheduler_config, needs, scenario.source)
     if _same(scenario, request_from(pytestconfig)):
         cluster: Cluster = request.getfixturevalue("cluster")
     else:

@@ -215,7 +215,7 @@ def make_request(cluster_file: Path, sched_file: Path, *, provider: str = "local
                  bin_dir: str | None = None, keep: bool = False) -> ClusterRequest:
     """A validated cluster request (pytest options and the ``schedgate`` command both end here)."""
     definition = load_definition(_shown(cluster_file))
-    sched = load_scheduler_config(_shown(sched_file))
+    sched = stand_in(load_scheduler_config(_shown(sched_file)), DEFAULT_SCHEDULER_CONFIG)
     if provider not in PROVIDERS:
         raise SchedgateError(f"--provider {provider!r}: unknown provider (known: {', '.join(PROVIDERS)})")
     if binary and not Path(binary).is_file():
@@ -238,7 +238,17 @@ def role_config(config: pytest.Config, name: str) -> SchedulerConfig:
     p = Path(path) if path else shipped(r.default)
     if not p.is_absolute():
         p = Path(config.invocation_params.dir) / p
-    return load_scheduler_config(_shown(p))
+    return stand_in(load_scheduler_config(_shown(p)), r.profile or r.default)
+
+
+def stand_in(config: SchedulerConfig, replaced: str) -> SchedulerConfig:
+    """A black box without a schedulerName of its own serves the profile it replaces: ``replaced``, or the
+    first profile of the shipped file of that name."""
+    if config.black_box is None or config.black_box.named:
+        return config
+    if replaced.endswith(".yaml"):
+        replaced = load_scheduler_config(shipped(replaced)).profile_names[0]
+    return config.standing_in_for(replaced)
 
 
 def _role(name: str) -> Callable[[pytest.Config], SchedulerConfig]:

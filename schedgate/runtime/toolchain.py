@@ -31,7 +31,8 @@ from schedgate.errors import ToolchainError
 from schedgate.runtime.progress import log, say_live, shown_on, ticking
 from schedgate.spec.shipped import shipped
 
-COMMANDS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "schedgate-pki")
+COMMANDS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "schedgate-pki",
+            "schedgate-pool-scheduler")
 # Deliberately broken builds for `make mutants`: binary name -> (package, mutant name). The name is
 # linked into MUTANT_VAR (each plugin defines its own with go/pkg/mutant: networkslots/mutant.go,
 # gang/gang.go); the package compiles as in the correct build, so each mutant costs a link only.
@@ -46,6 +47,10 @@ MUTANT_BUILDS = {
     "kube-scheduler-slow-filter": ("./cmd/kube-scheduler", "slow-filter"),
     "kube-scheduler-prefilter-preload": ("./cmd/kube-scheduler", "prefilter-preload"),
     "kube-scheduler-serial-bind": ("./cmd/kube-scheduler", "serial-bind"),
+    # The reference independent scheduler (go/cmd/schedgate-pool-scheduler, go/pkg/poolscheduler/mutants.go).
+    "schedgate-pool-scheduler-ignores-gpu-capacity": ("./cmd/schedgate-pool-scheduler", "pool-ignores-gpu-capacity"),
+    "schedgate-pool-scheduler-bind-unchecked": ("./cmd/schedgate-pool-scheduler", "pool-bind-unchecked"),
+    "schedgate-pool-scheduler-no-requeue": ("./cmd/schedgate-pool-scheduler", "pool-no-requeue"),
 }
 MUTANT_VAR = "schedgate/pkg/mutant.name"
 # What a mutant binary prints on stderr first thing (mutant.Banner, printed by cmd/kube-scheduler).

@@ -23,7 +23,7 @@ problem as ``FILE: FIELD: PROBLEM (line N)``. Each step kind parses itself
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -37,6 +37,7 @@ import schedgate.scenarios.outcomes
 import schedgate.scenarios.perf_steps
 import schedgate.scenarios.spread_outcomes  # noqa: F401  (these register their steps)
 from schedgate.errors import DefinitionError
+from schedgate.scenarios.needs import found, requires
 from schedgate.scenarios.parse import TEMPLATE_FIELDS, Parser
 from schedgate.scenarios.run import Action
 from schedgate.scenarios.steps import STEPS
@@ -79,6 +80,9 @@ class Scenario:
     steps: tuple[Step, ...]
     pods: tuple[str, ...] = field(default=())  # every pod name a step creates, in order
     has_devices: bool = False  # its nodes (defined or added) have devices schedgate publishes, or classes
+    # What it needs of the scheduler under test beyond the common ground (capability -> the field that says
+    # so; scenarios.needs): a black box lacking one skips the file.
+    needs: Mapping[str, str] = field(default_factory=dict)
 
 
 
@@ -93,7 +97,8 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
     doc, lines = read_yaml(p, "scenario")
     v = Validator(str(p), lines)
     m = v.mapping(doc, "", required=("apiVersion", "kind", "name", "cluster", "steps"),
-                  allowed=("apiVersion", "kind", "name", "description", "cluster", "scheduler", "templates", "steps"))
+                  allowed=("apiVersion", "kind", "name", "description", "cluster", "scheduler", "requires", "templates",
+                           "steps"))
     if m["apiVersion"] != API_VERSION:
         v.fail("apiVersion", f"must be {API_VERSION}, got {m['apiVersion']!r}")
     if m["kind"] != KIND:
@@ -110,6 +115,12 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
     elif scheduler is None and m.get("scheduler") is not None:
         scheduler = _file_or_inline(v, p, m["scheduler"], "scheduler", "an inline configuration",
                                     load_scheduler_config, lambda d, src: parse_scheduler_config(d, source=src))
+        if scheduler.black_box is not None and not scheduler.black_box.named:
+            v.fail("scheduler", f"{scheduler.source}: a BlackBoxScheduler named by a scenario file needs its "
+                                "own schedulerName (only one standing in for a profile or role may leave it out)")
+    needs = requires(v, m.get("requires"))
+    for cap, where in found(m).items():
+        needs.setdefault(cap, where)
     parser = Parser(path=p, v=v, definition=definition, load_config=load_scheduler_config)
     for t, body in v.mapping(m.get("templates") or {}, "templates").items():
         v.dns_label(t, f"templates.{t}")
@@ -121,7 +132,7 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
         v.fail("steps", f"must be a non-empty list of steps, got {kind_of(raw_steps)}")
     steps = tuple(_step(parser, s, i) for i, s in enumerate(raw_steps))
     return Scenario(name=name, description=description.strip(), source=str(p), definition=definition,
-                    scheduler=scheduler, steps=steps, pods=tuple(parser.created),
+                    scheduler=scheduler, steps=steps, pods=tuple(parser.created), needs=needs,
                     has_devices=bool(definition.device_classes)
                     or any(n.devices for n in [*definition.nodes(), *parser.added.values()]))
 

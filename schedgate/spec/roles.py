@@ -16,6 +16,7 @@ class Role:
     default: str     # the shipped file (relative to the project folder)
     help: str
     in_scenarios: bool = True  # startScheduler may name it
+    profile: str = ""  # the schedulerName a black box standing in for it serves (default: its file's first)
 
     @property
     def dest(self) -> str:
@@ -37,6 +38,8 @@ ROLES: tuple[Role, ...] = (
          "scheduler configuration whose extender is a soft dependency (profile gpu-extender-soft)"),
     Role("gang", "--gang-scheduler-config", "clusters/profiles/gang.yaml",
          "scheduler configuration enabling the Gang plugin: groups admitted whole at Permit (profile gang-scheduler)"),
+    Role("pool", "--pool-scheduler-config", "clusters/profiles/pool-scheduler.yaml",
+         "the reference independent scheduler, a BlackBoxScheduler (profile pool-scheduler)", profile="pool-scheduler"),
     Role("conformance", "--conformance-scheduler-config", "clusters/profiles/conformance.yaml",
          "upstream's default plugins under profile conformance-scheduler: what e2e/conformance/ runs against"),
 )

@@ -15,18 +15,20 @@ words (see :class:`schedgate.errors.ComponentError`).
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from schedgate.errors import DefinitionError
+from schedgate.spec.blackbox import BlackBox, is_black_box, parse_black_box
 from schedgate.spec.yamlfile import read_yaml
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
 DEFAULT_SCHEDULER = "default-scheduler"
+UNNAMED = "black-box-scheduler"  # a black box's name until it stands in for a profile
 LEASE_NAMESPACE = "kube-system"
 # An extender urlPrefix that schedgate replaces with the URL of the extender it runs.
 EXTENDER_PLACEHOLDER = "schedgate:extender"
@@ -53,6 +55,14 @@ class SchedulerConfig:
     source: str
     doc: dict[str, Any]
     fragment: bool
+    black_box: BlackBox | None = None  # not kube-scheduler: a program run as it says (spec.blackbox)
+
+    def standing_in_for(self, name: str) -> SchedulerConfig:
+        """A black box whose file names no schedulerName serves ``name``, the profile it replaces; any other
+        configuration is returned as it is."""
+        if self.black_box is None or self.black_box.named:
+            return self
+        return replace(self, doc={**self.doc, "profiles": [{"schedulerName": name}]})
 
     @property
     def profile_names(self) -> list[str]:
@@ -69,7 +79,7 @@ class SchedulerConfig:
         for prof in self.doc["profiles"]:
             doc = copy.deepcopy(self.doc)
             doc["profiles"] = [copy.deepcopy(prof)]
-            out.append(SchedulerConfig(source=self.source, doc=doc, fragment=self.fragment))
+            out.append(replace(self, doc=doc))
         return out
 
     @property
@@ -91,14 +101,14 @@ class SchedulerConfig:
         for ext in doc.get("extenders") or []:
             if ext.get("urlPrefix") == EXTENDER_PLACEHOLDER:
                 ext["urlPrefix"] = url
-        return SchedulerConfig(source=self.source, doc=doc, fragment=self.fragment)
+        return replace(self, doc=doc)
 
     def renamed(self, suffix: str) -> SchedulerConfig:
         """This configuration with every profile's ``schedulerName`` ending in ``suffix`` (so its own lease)."""
         doc = copy.deepcopy(self.doc)
         for prof in doc["profiles"]:
             prof["schedulerName"] = f"{prof['schedulerName']}{suffix}"
-        return SchedulerConfig(source=f"{self.source} (profiles renamed *{suffix})", doc=doc, fragment=self.fragment)
+        return replace(self, source=f"{self.source} (profiles renamed *{suffix})", doc=doc)
 
     def profile(self, name: str) -> SchedulerConfig:
         """This configuration with only profile ``name`` (everything outside the profiles kept)."""
@@ -107,17 +117,19 @@ class SchedulerConfig:
                                   f"{', '.join(self.profile_names)})")
         doc = copy.deepcopy(self.doc)
         doc["profiles"] = [p for p in doc["profiles"] if p["schedulerName"] == name]
-        return SchedulerConfig(source=self.source, doc=doc, fragment=self.fragment)
+        return replace(self, doc=doc)
 
     def unthrottled(self, qps: int = 5000) -> SchedulerConfig:
         """This configuration with its API client's rate limit (``clientConnection.qps``/``burst``, 50/100
         when unset) at ``qps``, where it sets none: a measurement of the scheduler, not of its limiter."""
+        if self.black_box is not None:  # its client is its own
+            return self
         doc = copy.deepcopy(self.doc)
         conn = doc.setdefault("clientConnection", {})
         if "qps" in conn or "burst" in conn:
             return self
         conn.update(qps=qps, burst=qps)
-        return SchedulerConfig(source=self.source, doc=doc, fragment=self.fragment)
+        return replace(self, doc=doc)
 
     def in_tree_only(self) -> tuple[SchedulerConfig, list[str]]:
         """This configuration without out-of-tree plugins (enabled anywhere, or configured), and their names:
@@ -134,7 +146,7 @@ class SchedulerConfig:
             if prof.get("pluginConfig"):
                 dropped |= {pc["name"] for pc in prof["pluginConfig"] if pc.get("name") not in IN_TREE_PLUGINS}
                 prof["pluginConfig"] = [pc for pc in prof["pluginConfig"] if pc.get("name") in IN_TREE_PLUGINS]
-        return (SchedulerConfig(source=f"{self.source} (in-tree plugins only)", doc=doc, fragment=self.fragment),
+        return (replace(self, source=f"{self.source} (in-tree plugins only)", doc=doc),
                 sorted(dropped))
 
     def effective(self, kubeconfig: str, lease: str | None = None) -> EffectiveConfig:
@@ -187,6 +199,10 @@ def load_scheduler_config(path: str | Path, *, allow_default_profile: bool = Fal
 
 def parse_scheduler_config(doc: Any, source: str = "<memory>", *,
                            allow_default_profile: bool = False) -> SchedulerConfig:
+    if is_black_box(doc):
+        name, box = parse_black_box(doc, source)
+        return SchedulerConfig(source=source, doc={"profiles": [{"schedulerName": name or UNNAMED}], "blackBox": doc},
+                               fragment=False, black_box=box)
     if not isinstance(doc, dict):
         raise DefinitionError(source, "document", f"must be a KubeSchedulerConfiguration or a 'profiles:' mapping, "
                                                   f"got {type(doc).__name__ if doc is not None else 'an empty file'}")

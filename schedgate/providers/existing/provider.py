@@ -70,6 +70,7 @@ class ExistingProvider:
     name = "existing"
     makes_clusters = False  # one cluster as it is: a scenario that needs another definition is skipped
     publishes_devices = False  # its devices are its drivers'
+    runs_black_boxes = False
 
     def preflight(self, req: ClusterRequest) -> None:
         """The kubeconfig answers, the user has every right a run needs, the scheduler's version fits."""

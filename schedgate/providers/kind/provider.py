@@ -61,6 +61,7 @@ class KindProvider:
     name = "kind"
     makes_clusters = True
     publishes_devices = True  # through schedgate's DRA driver on the nodes, which prepares the claims
+    runs_black_boxes = False  # it would need the program in an image on the nodes
 
     def preflight(self, req: ClusterRequest) -> None:
         """Each problem one line, before anything is built, created or written."""

@@ -20,10 +20,11 @@ from kubernetes import client as k8s
 
 from schedgate.errors import ComponentError
 from schedgate.kube.api import new_client
+from schedgate.runtime.blackbox import BlackBoxProcess
 from schedgate.runtime.health import free_port, probe, tls_context, wait_ready
 from schedgate.runtime.procs import Proc, RunDir
 from schedgate.runtime.scheduler import Scheduler, SchedulerProcess, distinct, forget
-from schedgate.runtime.toolchain import Binaries
+from schedgate.runtime.toolchain import COMMANDS, MUTANT_BUILDS, Binaries
 from schedgate.spec.schedconfig import SchedulerConfig, default_scheduler_config
 
 ADMIN = "admin"
@@ -35,6 +36,9 @@ ETCD_CLIENT = "etcd-client"  # the API server's certificate for etcd
 # on purpose: API-only nodes have no kubelet heartbeat.
 CONTROLLERS = ("serviceaccount-controller,namespace-controller,garbage-collector-controller,"
                "resourceclaim-controller")
+
+
+Launched = SchedulerProcess | BlackBoxProcess  # what this control plane runs as a scheduler
 
 
 def under_test_user(lease: str) -> str:
@@ -50,7 +54,7 @@ class LocalControlPlane:
     nodes: int = 0  # the definition's size: the schedulers' log flags depend on it (schedlog.log_flags)
     timings: dict[str, float] = field(default_factory=dict)
     procs: dict[str, Proc] = field(default_factory=dict)
-    schedulers: dict[str, SchedulerProcess] = field(default_factory=dict)
+    schedulers: dict[str, Launched] = field(default_factory=dict)
     api_port: int = 0
     etcd_port: int = 0
     _api: k8s.ApiClient | None = None
@@ -142,7 +146,13 @@ class LocalControlPlane:
         self.procs["kube-controller-manager"] = kcm
         return kcm, probe("127.0.0.1", port, "/healthz", tls_context(self.pki / "ca.crt"))
 
-    def scheduler(self, config: SchedulerConfig, binary: Path, identity: str, lease: str) -> SchedulerProcess:
+    def scheduler(self, config: SchedulerConfig, binary: Path, identity: str, lease: str) -> Launched:
+        if config.black_box is not None:
+            box = BlackBoxProcess(name=lease, config=config, kubeconfig=self.kubeconfig(identity), run=self.run,
+                                  built={n: self.bins.path(n) for n in (*COMMANDS, *MUTANT_BUILDS)})
+            for profile in config.profile_names:
+                self.schedulers[profile] = box
+            return box
         effective = config.effective(kubeconfig=str(self.kubeconfig(identity)), lease=lease)
         path = effective.write(self.run.path / f"{lease}.config.yaml")
         proc = SchedulerProcess(name=lease, config=config, effective=effective, config_path=path, binary=binary,
@@ -151,7 +161,7 @@ class LocalControlPlane:
             self.schedulers[profile] = proc
         return proc
 
-    def start_schedulers(self) -> list[SchedulerProcess]:
+    def start_schedulers(self) -> list[Scheduler]:
         """Start the default scheduler, the one under test and the controllers in parallel."""
         t0 = time.monotonic()
         default = self.scheduler(default_scheduler_config(), self.bins.kube_scheduler, "kube-scheduler",
@@ -167,7 +177,7 @@ class LocalControlPlane:
         self.timings["schedulers+controllers"] = time.monotonic() - t0
         return [default, under_test]
 
-    def add_scheduler(self, config: SchedulerConfig, binary: Path, server: str | None = None) -> SchedulerProcess:
+    def add_scheduler(self, config: SchedulerConfig, binary: Path, server: str | None = None) -> Scheduler:
         """Start one more scheduler, under its own user, while the cluster runs.
 
         ``server`` (``https://host:port``) replaces the API server's address in its kubeconfig, e.g. a

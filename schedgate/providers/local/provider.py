@@ -13,7 +13,8 @@ from pathlib import Path
 
 from kubernetes import client as k8s
 
-from schedgate.cluster import ApiOnlyNodes, Cluster
+from schedgate.cluster import ApiOnlyNodes, Cluster, ComponentDied
+from schedgate.errors import ComponentError
 from schedgate.objects.builders import PLACEHOLDER_IMAGE
 from schedgate.providers.base import ClusterRequest, Started, binaries, create_in_steps, write_info
 from schedgate.providers.local.controlplane import LocalControlPlane, under_test_user
@@ -48,7 +49,8 @@ class LocalBackend:
 
     def start_scheduler(self, config: SchedulerConfig, binary: Path | None, api_server: str | None) -> Scheduler:
         lease = config.lease_name
-        grant(self.cp.api_client(), lease, user_subject(under_test_user(lease)), lease, config.shared_pools)
+        grant(self.cp.api_client(), lease, user_subject(under_test_user(lease)), lease, config.shared_pools,
+              black_box=config.black_box is not None)
         return self.cp.add_scheduler(config, Path(binary or self.default_binary), api_server)
 
     def stop_scheduler(self, scheduler: Scheduler) -> None:
@@ -66,6 +68,7 @@ class LocalProvider:
     name = "local"
     makes_clusters = True
     publishes_devices = True
+    runs_black_boxes = True
 
     def preflight(self, req: ClusterRequest) -> None:
         return None  # what it needs is checked with the request (files, binary) and by the toolchain
@@ -95,15 +98,24 @@ class _Creation:
             ("RBAC for the scheduler under test", self.rbac),
             (f"{len(req.definition.nodes())} nodes", self.nodes),
             ("controllers and schedulers", self.cp.start_schedulers),
-            ("first sync of every scheduler", lambda: self.cluster.sync_schedulers()),
+            ("first sync of every scheduler", self.first_sync),
             ("run info", lambda: write_info(self.dir.path, req, self.cluster)),
         ], self.rollback, self.cp.timings)
         return Started(cluster=self.cluster, stop=self.stop, run_dir=self.dir.path, reaped=self.reaped)
 
+    def first_sync(self) -> None:
+        """Every scheduler binds a probe pod. A black box under test is up once it has: it has its file's
+        start timeout for that, and one that exits first is a start failure, not a test's."""
+        box = self.req.scheduler_config.black_box
+        try:
+            self.cluster.sync_schedulers(box.start_timeout if box else 15.0)
+        except ComponentDied:
+            raise ComponentError("; ".join(self.cluster.died()) + " before it bound its probe pod") from None
+
     def rbac(self) -> None:
         config = self.req.scheduler_config
         grant(self.cp.api_client(), config.lease_name, user_subject(under_test_user(config.lease_name)),
-              config.lease_name, config.shared_pools)
+              config.lease_name, config.shared_pools, black_box=config.black_box is not None)
 
     def nodes(self) -> None:
         api = self.cp.api_client()

@@ -1,0 +1,68 @@
+"""What a scenario file needs of the scheduler under test beyond the common ground (spec.blackbox).
+
+Most needs show in the file itself — a ``metric`` expectation reads kube-scheduler's
+/metrics, a ``message`` matches its wording — and are found here; what does not
+show (that a placement is a profile's scoring choice) the file declares in
+``requires:``. A black box that does not offer one of them skips the file, naming
+the need and the first field that makes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from schedgate.spec.blackbox import CAPABILITIES
+from schedgate.spec.validate import Validator
+
+# Step and outcome names that need a capability, wherever they appear.
+BY_KEY = {
+    "metric": "metrics", "performance": "metrics", "measurePerformance": "metrics",
+    "attempts": "logs", "nominatedNode": "preemption", "schedulingGated": "scheduling-gates",
+    "devices": "devices", "takeDevicesOffline": "devices", "bringDevicesOnline": "devices",
+    "extender": "kube-scheduler", "startScheduler": "kube-scheduler",
+    "podAffinity": "inter-pod-affinity", "podAntiAffinity": "inter-pod-affinity",
+    "topologySpreadConstraints": "topology-spread", "hostPort": "host-ports", "priorityClass": "preemption",
+    "priorityClassName": "preemption", "resourceClaims": "devices",
+}
+# Keys that need kube-scheduler's wording under these outcomes.
+WORDED = ("unschedulable", "schedulingError", "event")
+
+
+def requires(v: Validator, raw: Any) -> dict[str, str]:
+    """The file's ``requires:`` list, each checked against the known capabilities."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, list):
+        v.fail("requires", f"must be a list of capabilities (known: {', '.join(CAPABILITIES)})")
+    out: dict[str, str] = {}
+    for i, cap in enumerate(raw):
+        if not isinstance(cap, str) or cap not in CAPABILITIES:
+            v.fail(f"requires[{i}]", f"unknown capability {cap!r} (known: {', '.join(CAPABILITIES)})")
+        out[cap] = f"requires[{i}]"
+    return out
+
+
+def found(doc: dict[str, Any]) -> dict[str, str]:
+    """Each capability the file's templates and steps need, with the first field that needs it."""
+    out: dict[str, str] = {}
+    for path, key, value in _walk({"templates": doc.get("templates") or {}, "steps": doc.get("steps") or []}, ""):
+        cap = BY_KEY.get(key)
+        if key == "message" and any(f".{w}." in f"{path}." for w in WORDED):
+            cap = "messages"
+        if key == "devices" and not value:
+            cap = None
+        if cap:
+            out.setdefault(cap, path)
+    return out
+
+
+def _walk(node: Any, path: str) -> Iterator[tuple[str, str, Any]]:
+    if isinstance(node, dict):
+        for k, v in node.items():
+            here = f"{path}.{k}" if path else str(k)
+            yield here, str(k), v
+            yield from _walk(v, here)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _walk(v, f"{path}[{i}]")
