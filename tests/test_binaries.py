@@ -40,7 +40,8 @@ def test_etcd_and_the_api_server_come_from_kubebuilder_assets_and_the_header_say
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
     assert (f"schedgate: binaries: etcd {pinned_etcd_version()} from KUBEBUILDER_ASSETS={assets}; kube-apiserver "
             f"{pinned_kubernetes_version()} from KUBEBUILDER_ASSETS={assets}; kube-controller-manager, "
-            "kube-scheduler, schedgate-pki, schedgate-pool-scheduler built from Go modules at the pin") in out.stdout, out.stdout[:2000]
+            "kube-scheduler, schedgate-pki, schedgate-pool-scheduler built from Go modules at the pin"
+            ) in out.stdout, out.stdout[:2000]
     ran = used.read_text()
     assert "--data-dir=" in ran and "--etcd-servers=" in ran, "the cluster ran the assets' etcd and kube-apiserver"
 

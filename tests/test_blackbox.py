@@ -95,3 +95,14 @@ def test_a_black_box_that_dies_or_never_binds_its_probe_fails_in_one_line_naming
     lines = [x for x in out.splitlines() if expect in x]
     assert len(lines) == 1 and "pool-scheduler" in lines[0], out
     assert run_dirs(tmp_path) == [] and our_processes(tmp_path) == []
+
+
+def test_overcommitted_fails_when_the_node_holds_no_more_than_it_has(tmp_path):
+    text = (ROOT / "e2e/scenarios/two-schedulers-one-node.scenario.yaml").read_text()
+    f = tmp_path / "fits.scenario.yaml"
+    f.write_text(text.replace("{template: whole-node, name: rival,", "{template: whole-node, gpus: 0, name: rival,"))
+    r = pytest_child(tmp_path, str(f), "--artifacts-on", "never")
+    out = r.stdout + r.stderr
+    assert r.returncode == 1, out
+    assert "steps[5] expect" in out and "gpu-1: its bound pods ask for 8 nvidia.com/gpu of 8 allocatable, not more" \
+        in out, out

@@ -42,8 +42,10 @@ def test_every_shipped_example_validates():
     assert len(EXAMPLES) >= 6, EXAMPLES
     for path in EXAMPLES:
         sc = load_scenario(path)
-        # The design's topology, or a shipped cluster of its own: with devices, the racks of the spread files, tenant pools.
-        assert sc.steps and (sc.definition.name in ("inference", "racks", "fleet", "tenant-pools") or sc.has_devices), path
+        # The design's topology, or a shipped cluster of its own: with devices, the racks of the spread files,
+        # tenant pools, or a file's inline one.
+        own = ("inference", "racks", "fleet", "tenant-pools", "one-gpu-node")
+        assert sc.steps and (sc.definition.name in own or sc.has_devices), path
 
 
 def test_a_good_file_expands_pools_pods_and_the_never_set(tmp_path):

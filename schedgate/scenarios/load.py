@@ -35,6 +35,7 @@ import schedgate.scenarios.node_steps
 import schedgate.scenarios.object_steps
 import schedgate.scenarios.outcomes
 import schedgate.scenarios.perf_steps
+import schedgate.scenarios.race_outcomes
 import schedgate.scenarios.spread_outcomes  # noqa: F401  (these register their steps)
 from schedgate.errors import DefinitionError
 from schedgate.scenarios.needs import found, requires

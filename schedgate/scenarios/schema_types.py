@@ -95,6 +95,8 @@ TYPES: dict[str, Schema] = {
     "addNodes.nodes": _list(NODE_OR_MANIFEST, 1), "extender.kind": {"enum": list(EXTENDER_KINDS)},
     "startScheduler.config": {**CONFIG, "examples": list(SCENARIO_ROLES)},
     "metric.labels": {"type": "object", "additionalProperties": SCALAR},
+    "overcommitted.node": {**STR, "description": "the node both schedulers bound to"},
+    "overcommitted.resource": {**STR, "description": "a resource name (default nvidia.com/gpu)"},
     "metric.scheduler": {**STR, "description": "the profile of a running scheduler"},
     "Scenario.apiVersion": {"const": API_VERSION}, "Scenario.kind": {"const": load.KIND}, "Scenario.name": DNS,
     "Scenario.description": {"type": "string"}, "Scenario.steps": _list(ref("step"), 1),
