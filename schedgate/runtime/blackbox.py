@@ -18,13 +18,13 @@ from pathlib import Path
 from schedgate.errors import ComponentError
 from schedgate.objects.metrics import MetricsSnapshot
 from schedgate.runtime.health import free_port, wait_ready
-from schedgate.runtime.procs import Proc, RunDir
+from schedgate.runtime.procs import Proc, ProcessHandle, RunDir
 from schedgate.spec.blackbox import BlackBox, resolve_program
 from schedgate.spec.schedconfig import LEASE_NAMESPACE, SchedulerConfig
 
 
 @dataclass
-class BlackBoxProcess:
+class BlackBoxProcess(ProcessHandle):
     """One black-box scheduler serving one schedulerName, under its own kubeconfig and lease."""
 
     name: str  # the lease it may hold (its schedulerName)
@@ -90,30 +90,6 @@ class BlackBoxProcess:
     def start(self, timeout: float = 60.0) -> float:
         self.launch()
         return self.wait_healthy(timeout)
-
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.alive()
-
-    def is_down(self) -> bool:
-        return self.proc is not None and not self.proc.alive()
-
-    def died(self) -> bool:
-        return self.proc is not None and not self.proc.alive() and not self.proc.expected_exit
-
-    def stop(self) -> None:
-        if self.proc:
-            self.proc.stop()
-
-    def kill(self) -> None:
-        if self.proc:
-            self.proc.kill()
-
-    def log_tail(self, lines: int = 30) -> list[str]:
-        return self.proc.log_tail(lines) if self.proc else []
-
-    @property
-    def log_path(self) -> Path | None:
-        return self.proc.log if self.proc else None
 
     def metrics_text(self) -> str:
         raise ComponentError(f"{self.describe()} serves no kube-scheduler /metrics (a scenario that reads "

@@ -150,6 +150,40 @@ class Proc:
             self.popen.wait(timeout=10)
 
 
+class ProcessHandle:
+    """What a component the harness runs (a scheduler) offers of its current process, ``proc``: whether it
+    runs, died or was stopped, stop and kill, its log. A subclass sets ``proc`` when it starts one."""
+
+    proc: Proc | None
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.alive()
+
+    def is_down(self) -> bool:
+        """Started once and not running now (stopped or dead): what ``Cluster.revive`` restarts."""
+        return self.proc is not None and not self.proc.alive()
+
+    def died(self) -> bool:
+        """True when the process exited without the harness asking it to."""
+        return self.proc is not None and not self.proc.alive() and not self.proc.expected_exit
+
+    def stop(self) -> None:
+        if self.proc:
+            self.proc.stop()
+
+    def kill(self) -> None:
+        """SIGKILL the process, as a crash would."""
+        if self.proc:
+            self.proc.kill()
+
+    def log_tail(self, lines: int = 30) -> list[str]:
+        return self.proc.log_tail(lines) if self.proc else []
+
+    @property
+    def log_path(self) -> Path | None:
+        return self.proc.log if self.proc else None
+
+
 @dataclass
 class RunDir:
     """A run's private folder and the processes started in it."""

@@ -14,12 +14,12 @@ from schedgate.kube.poll import poll_until
 from schedgate.objects.metrics import MetricsSnapshot, parse_metrics
 from schedgate.objects.schedlog import log_flags
 from schedgate.runtime.health import get, probe, tls_context, wait_ready
-from schedgate.runtime.procs import Proc, RunDir
+from schedgate.runtime.procs import Proc, ProcessHandle, RunDir
 from schedgate.spec.schedconfig import EffectiveConfig, SchedulerConfig
 
 
 @dataclass
-class SchedulerProcess:
+class SchedulerProcess(ProcessHandle):
     """One kube-scheduler process serving one or more profiles.
 
     ``name`` is the lease it holds (its first profile). It serves /healthz and
@@ -77,33 +77,6 @@ class SchedulerProcess:
 
     def _ctx(self) -> ssl.SSLContext:
         return tls_context(self.pki / "ca.crt")
-
-    def alive(self) -> bool:
-        return self.proc is not None and self.proc.alive()
-
-    def is_down(self) -> bool:
-        """Started once and not running now (stopped or dead): what ``Cluster.revive`` restarts."""
-        return self.proc is not None and not self.proc.alive()
-
-    def died(self) -> bool:
-        """True when the process exited without the harness asking it to."""
-        return self.proc is not None and not self.proc.alive() and not self.proc.expected_exit
-
-    def stop(self) -> None:
-        if self.proc:
-            self.proc.stop()
-
-    def kill(self) -> None:
-        """SIGKILL the scheduler, as a crash would."""
-        if self.proc:
-            self.proc.kill()
-
-    def log_tail(self, lines: int = 30) -> list[str]:
-        return self.proc.log_tail(lines) if self.proc else []
-
-    @property
-    def log_path(self) -> Path | None:
-        return self.proc.log if self.proc else None
 
     def metrics_text(self) -> str:
         try:

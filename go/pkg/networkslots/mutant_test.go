@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"schedgate/pkg/mutant"
+	"schedgate/pkg/mutant/mutanttest"
 )
 
 // setMutant makes the test binary the mutant name until the test ends.
@@ -15,7 +16,7 @@ func setMutant(t *testing.T, name string) {
 }
 
 func TestEachMutantNameTurnsOnExactlyItsSwitch(t *testing.T) {
-	switches := map[string]mutant.Switch{
+	mutanttest.Switches(t, Name, map[string]mutant.Switch{
 		"leakyUnreserve":     leakyUnreserve,
 		"blockingPermit":     blockingPermit,
 		"prebindNoRecheck":   prebindNoRecheck,
@@ -23,42 +24,15 @@ func TestEachMutantNameTurnsOnExactlyItsSwitch(t *testing.T) {
 		"slowFilter":         slowFilter,
 		"preloadInPreFilter": preloadInPreFilter,
 		"serialBind":         serialBind,
-	}
-	for _, tc := range []struct {
-		mutant string
-		on     string // the switch that must be on; "" for none
-	}{
-		{"", ""},
-		{"leaky-unreserve", "leakyUnreserve"},
-		{"blocking-permit", "blockingPermit"},
-		{"prebind-no-recheck", "prebindNoRecheck"},
-		{"memory-only-ledger", "memoryOnlyLedger"},
-		{"slow-filter", "slowFilter"},
-		{"prefilter-preload", "preloadInPreFilter"},
-		{"serial-bind", "serialBind"},
-	} {
-		t.Run("mutant="+tc.mutant, func(t *testing.T) {
-			setMutant(t, tc.mutant)
-			for name, m := range switches {
-				if got, want := m.On(), name == tc.on; got != want {
-					t.Errorf("%s.On() = %v, want %v", name, got, want)
-				}
-			}
-			if err := mutant.Check(); err != nil {
-				t.Errorf("Check with %q = %v", tc.mutant, err)
-			}
-			banner := mutant.Banner()
-			if tc.mutant == "" && banner != "" {
-				t.Errorf("the correct build announces %q", banner)
-			}
-			if tc.mutant != "" && !strings.Contains(banner, "DELIBERATELY BROKEN BUILD: NetworkSlots mutant "+tc.mutant+": ") {
-				t.Errorf("banner of %s = %q", tc.mutant, banner)
-			}
-		})
-	}
-	if n := len(mutant.Known(Name)); n != len(switches) {
-		t.Errorf("%d known mutants, %d switches tested", n, len(switches))
-	}
+	}, map[string]string{
+		"leaky-unreserve":    "leakyUnreserve",
+		"blocking-permit":    "blockingPermit",
+		"prebind-no-recheck": "prebindNoRecheck",
+		"memory-only-ledger": "memoryOnlyLedger",
+		"slow-filter":        "slowFilter",
+		"prefilter-preload":  "preloadInPreFilter",
+		"serial-bind":        "serialBind",
+	})
 }
 
 func TestNewRefusesAnUnknownMutant(t *testing.T) {

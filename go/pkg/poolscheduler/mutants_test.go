@@ -1,48 +1,24 @@
 package poolscheduler
 
 import (
-	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 
 	"schedgate/pkg/mutant"
+	"schedgate/pkg/mutant/mutanttest"
 )
 
 func TestEachMutantNameTurnsOnExactlyItsSwitch(t *testing.T) {
-	switches := map[string]mutant.Switch{
+	mutanttest.Switches(t, Plugin, map[string]mutant.Switch{
 		"ignoresGPUCapacity": ignoresGPUCapacity,
 		"bindUnchecked":      bindUnchecked,
 		"noRequeue":          noRequeue,
-	}
-	for _, tc := range []struct {
-		mutant string
-		on     string // the switch that must be on; "" for none
-	}{
-		{"", ""},
-		{"pool-ignores-gpu-capacity", "ignoresGPUCapacity"},
-		{"pool-bind-unchecked", "bindUnchecked"},
-		{"pool-no-requeue", "noRequeue"},
-	} {
-		t.Run("mutant="+tc.mutant, func(t *testing.T) {
-			setMutant(t, tc.mutant)
-			for name, m := range switches {
-				if got, want := m.On(), name == tc.on; got != want {
-					t.Errorf("%s.On() = %v, want %v", name, got, want)
-				}
-			}
-			if err := mutant.Check(); err != nil {
-				t.Errorf("Check with %q = %v", tc.mutant, err)
-			}
-			banner := mutant.Banner()
-			if (banner == "") != (tc.mutant == "") || !strings.Contains(banner, tc.mutant) {
-				t.Errorf("Banner = %q", banner)
-			}
-		})
-	}
-	if got := len(mutant.Known(Plugin)); got != len(switches) {
-		t.Errorf("%d mutants defined for %s, want %d", got, Plugin, len(switches))
-	}
+	}, map[string]string{
+		"pool-ignores-gpu-capacity": "ignoresGPUCapacity",
+		"pool-bind-unchecked":       "bindUnchecked",
+		"pool-no-requeue":           "noRequeue",
+	})
 }
 
 func TestIgnoresGPUCapacityMutantFit(t *testing.T) {
