@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from schedgate import ComponentDied, make_pod, scheduled_on, unschedulable, wait_for
 from schedgate.errors import DefinitionError
 from schedgate.pytest_plugin.blackbox import skip_unmet
 from schedgate.scenarios.load import load_scenario
@@ -92,7 +96,8 @@ def test_a_black_box_that_dies_or_never_binds_its_probe_fails_in_one_line_naming
     r = pytest_child(tmp_path, "e2e/scenarios/pool-gpu-capacity.scenario.yaml", "--pool-scheduler-config", str(f))
     out = r.stdout + r.stderr
     assert r.returncode in (1, 4), out
-    lines = [x for x in out.splitlines() if expect in x]
+    # The error's one line (pytest's short summary repeats it where CI is set: it does not truncate there).
+    lines = [x for x in out.splitlines() if expect in x and not x.startswith("ERROR ")]
     assert len(lines) == 1 and "pool-scheduler" in lines[0], out
     assert run_dirs(tmp_path) == [] and our_processes(tmp_path) == []
 
@@ -106,3 +111,21 @@ def test_overcommitted_fails_when_the_node_holds_no_more_than_it_has(tmp_path):
     assert r.returncode == 1, out
     assert "steps[5] expect" in out and "gpu-1: its bound pods ask for 8 nvidia.com/gpu of 8 allocatable, not more" \
         in out, out
+
+
+def test_a_black_box_that_crashes_fails_the_wait_at_once(cluster, ns):
+    pool = cluster.start_scheduler(load_scheduler_config(ROOT / "clusters/profiles/pool-scheduler.yaml")
+                                   .standing_in_for("crash-probe"))
+    try:
+        first = make_pod("first").scheduler("crash-probe").label("tenant-id", "nobody").create(ns)
+        wait_for(first, unschedulable("were not in the pod's tenant pool"))  # it runs and answers
+        assert pool.proc is not None
+        os.kill(pool.proc.pid, signal.SIGKILL)  # a crash, not a harness stop
+        pool.proc.popen.wait(timeout=10)
+        late = make_pod("late").scheduler("crash-probe").create(ns)
+        started = time.monotonic()
+        with pytest.raises(ComponentDied, match=r"crash-probe exited with code -9"):
+            wait_for(late, scheduled_on(cluster.nodes_except("train")), timeout=60)
+        assert time.monotonic() - started < 5
+    finally:
+        cluster.stop_scheduler(pool)

@@ -71,6 +71,7 @@ def snapshot(api: k8s.ApiClient) -> dict[str, Any]:
         "serviceaccounts": names(core.list_service_account_for_all_namespaces()),
         "configmaps": names(core.list_config_map_for_all_namespaces()),
         "clusterrolebindings": names(rbac.list_cluster_role_binding()),
+        "clusterroles": names(rbac.list_cluster_role()),
         "roles": names(rbac.list_role_for_all_namespaces()),
         "rolebindings": names(rbac.list_role_binding_for_all_namespaces()),
         "leases": {f"kube-system/{x.metadata.name}": x.spec.holder_identity or ""  # and who holds each
@@ -94,6 +95,21 @@ def test_a_run_in_an_existing_cluster_passes_its_scenarios_and_leaves_the_cluste
     # The one skip: deleting a node (schedgate does not delete nodes of a cluster it did not make).
     assert "1 skipped" in out.stdout and "does not delete nodes" in out.stdout, tail
     assert snapshot(target.api) == before
+    assert run_dirs(tmp_path) == [] and our_processes(tmp_path) == []
+
+
+def test_a_black_box_scheduler_runs_beside_an_existing_cluster_and_leaves_it_as_it_was(target, tmp_path):
+    before = snapshot(target.api)
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs",
+                          "e2e/scenarios/cache-changes.scenario.yaml", "e2e/scenarios/hard-constraint.scenario.yaml",
+                          "--provider", "existing", "--kubeconfig", str(target.kubeconfig),
+                          "--allow-fake-gpus", "--scheduler-config", "clusters/profiles/pool-scheduler.yaml"],
+                         cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=600)
+    tail = out.stdout[-3000:] + out.stderr[-2000:]
+    assert out.returncode == 0, tail
+    # It stands in for gpu-packing-scheduler: cache-changes runs; hard-constraint reads kube-scheduler's metrics.
+    assert "1 passed, 1 skipped" in out.stdout and "needs metrics" in out.stdout, tail
+    assert snapshot(target.api) == before  # its ServiceAccount, ClusterRole and bindings are gone again
     assert run_dirs(tmp_path) == [] and our_processes(tmp_path) == []
 
 

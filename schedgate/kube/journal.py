@@ -34,6 +34,7 @@ _DELETE = {
     "Node": lambda api, ns, name: k8s.CoreV1Api(api).delete_node(name),
     "Namespace": lambda api, ns, name: k8s.CoreV1Api(api).delete_namespace(name),
     "ServiceAccount": lambda api, ns, name: k8s.CoreV1Api(api).delete_namespaced_service_account(name, ns),
+    "ClusterRole": lambda api, ns, name: k8s.RbacAuthorizationV1Api(api).delete_cluster_role(name),
     "ClusterRoleBinding": lambda api, ns, name: k8s.RbacAuthorizationV1Api(api).delete_cluster_role_binding(name),
     "Role": lambda api, ns, name: k8s.RbacAuthorizationV1Api(api).delete_namespaced_role(name, ns),
     "RoleBinding": lambda api, ns, name: k8s.RbacAuthorizationV1Api(api).delete_namespaced_role_binding(name, ns),

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from schedgate.cluster import Cluster
+from schedgate.cluster import Cluster, ComponentDied
+from schedgate.errors import ComponentError
 from schedgate.runtime.binaries import resolve
 from schedgate.runtime.progress import ticking
 from schedgate.runtime.toolchain import Binaries
@@ -96,6 +97,16 @@ def create_in_steps(steps: Sequence[Step], rollback: Callable[[], None], timings
         rollback()
         raise
     timings["total"] = time.monotonic() - t0
+
+
+def first_sync(cluster: Cluster, req: ClusterRequest, timeout: float) -> None:
+    """Every scheduler binds a probe pod (the cluster's first sync). A black box under test is up once it
+    has: it has its file's start timeout for that, and one that exits first is a start failure, not a test's."""
+    box = req.scheduler_config.black_box
+    try:
+        cluster.sync_schedulers(box.start_timeout if box else timeout)
+    except ComponentDied:
+        raise ComponentError("; ".join(cluster.died()) + " before it bound its probe pod") from None
 
 
 INFO = "info.json"

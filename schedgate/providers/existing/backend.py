@@ -21,10 +21,11 @@ from schedgate.kube.journal import MANAGED_BY, Journal
 from schedgate.objects.metrics import MetricsSnapshot
 from schedgate.providers.existing.access import SYSTEM_NAMESPACE
 from schedgate.providers.rbac import scheduler_rbac
+from schedgate.runtime.blackbox import BlackBoxProcess
 from schedgate.runtime.health import free_port
 from schedgate.runtime.procs import Component, RunDir
 from schedgate.runtime.scheduler import Scheduler, SchedulerProcess, distinct, forget
-from schedgate.runtime.toolchain import Binaries
+from schedgate.runtime.toolchain import COMMANDS, MUTANT_BUILDS, Binaries
 from schedgate.spec.cluster import GPU, Condition, NodeSpec
 from schedgate.spec.schedconfig import LEASE_NAMESPACE, SchedulerConfig
 
@@ -138,7 +139,7 @@ class ExistingBackend:
         j.will_create("ServiceAccount", identity, SYSTEM_NAMESPACE)
         create_or_keep(self.core.create_namespaced_service_account, SYSTEM_NAMESPACE,
                        {"metadata": {"name": identity, "labels": {MANAGED_BY: "schedgate"}}})
-        objects = scheduler_rbac(identity, subject, lease, config.shared_pools)
+        objects = scheduler_rbac(identity, subject, lease, config.shared_pools, black_box=config.black_box is not None)
         for o in objects:
             j.will_create(o["kind"], o["metadata"]["name"], o["metadata"].get("namespace", ""))
         create_objects(self.api, objects)
@@ -149,6 +150,13 @@ class ExistingBackend:
         else:
             j.lease_before_taken(LEASE_NAMESPACE, lease, held.get("spec") or {})
         kubeconfig = self._kubeconfig(identity, api_server)
+        if config.black_box is not None:  # a program beside the cluster, as the kube-schedulers are
+            box = BlackBoxProcess(name=lease, config=config, kubeconfig=kubeconfig, run=self.run,
+                                  built={n: self.bins.path(n) for n in (*COMMANDS, *MUTANT_BUILDS)})
+            box.start(box.spec.start_timeout)
+            for p in config.profile_names:
+                self.schedulers[p] = box
+            return box
         effective = config.effective(kubeconfig=str(kubeconfig), lease=lease)
         path = effective.write(self.run.path / f"{lease}.config.yaml")
         proc = SchedulerProcess(name=lease, config=config, effective=effective, config_path=path,

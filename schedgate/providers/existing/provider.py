@@ -41,6 +41,7 @@ from schedgate.providers.base import (
     Started,
     binaries,
     create_in_steps,
+    first_sync,
     resource_scale,
     smallest_allocatable,
     write_info,
@@ -55,6 +56,8 @@ from schedgate.providers.existing.access import (
     where,
 )
 from schedgate.providers.existing.backend import EDITABLE_LABEL, ExistingBackend, ExistingNodes, RunningScheduler
+from schedgate.runtime.blackbox import BlackBoxProcess
+from schedgate.runtime.interrupts import interrupts_deferred
 from schedgate.runtime.procs import RunDir
 from schedgate.runtime.scheduler import SchedulerProcess, distinct
 from schedgate.runtime.toolchain import Binaries, pinned_kubernetes_version
@@ -70,14 +73,14 @@ class ExistingProvider:
     name = "existing"
     makes_clusters = False  # one cluster as it is: a scenario that needs another definition is skipped
     publishes_devices = False  # its devices are its drivers'
-    runs_black_boxes = False
+    runs_black_boxes = True  # as a process beside the cluster, like its kube-schedulers
 
     def preflight(self, req: ClusterRequest) -> None:
         """The kubeconfig answers, the user has every right a run needs, the scheduler's version fits."""
         kubeconfig = check_kubeconfig(req.kubeconfig, req.context)
         api, version = connect(kubeconfig, req.context)
         check_rights(api, kubeconfig, req.context)
-        if req.scheduler_binary is None and not req.scheduler_running:
+        if req.scheduler_binary is None and not req.scheduler_running and req.scheduler_config.black_box is None:
             check_skew(version, pinned_kubernetes_version())
 
     def create(self, req: ClusterRequest, reaped: list[str]) -> Started:
@@ -113,7 +116,7 @@ class _Creation:
             ("existing: nodes as defined", self.nodes_as_defined),
             (f"existing: namespace {SYSTEM_NAMESPACE}", self.system_namespace),
             ("existing: the scheduler under test", self.scheduler_under_test),
-            ("first sync of every scheduler", lambda: self.cluster.sync_schedulers(timeout=60)),
+            ("first sync of every scheduler", lambda: first_sync(self.cluster, self.req, 60)),
             ("run info", lambda: write_info(self.dir.path, self.req, self.cluster)),
         ], self.rollback, self.timings)
         return Started(cluster=self.cluster, stop=self.stop, run_dir=self.dir.path, reaped=self.reaped)
@@ -242,14 +245,17 @@ class _Creation:
             self._undo()
 
     def _undo(self) -> None:
-        if hasattr(self, "backend"):
-            for s in distinct(self.backend.schedulers):
-                if isinstance(s, SchedulerProcess):  # the ones schedgate started, not one the user runs
-                    s.stop()
-        done = self.journal.undo(self.api)
-        log.info("existing: put back %d change(s) in the cluster of %s", len(done), self.at)
-        (self.dir.path / JOURNAL).unlink(missing_ok=True)
-        self.dir.close()
+        """Stop the schedulers schedgate started, put back every journaled change, remove the run folder;
+        a Ctrl-C meanwhile waits until that is done (a half-undone cluster is what it must not leave)."""
+        with interrupts_deferred():
+            if hasattr(self, "backend"):
+                for s in distinct(self.backend.schedulers):
+                    if isinstance(s, (SchedulerProcess, BlackBoxProcess)):  # not one the user runs
+                        s.stop()
+            done = self.journal.undo(self.api)
+            log.info("existing: put back %d change(s) in the cluster of %s", len(done), self.at)
+            (self.dir.path / JOURNAL).unlink(missing_ok=True)
+            self.dir.close()
 
 
 def _pod_image(kubelet_nodes: list[dict[str, Any]]) -> str:

@@ -34,6 +34,7 @@ from schedgate.providers.base import (
     ClusterRequest,
     Started,
     create_in_steps,
+    first_sync,
     resource_scale,
     smallest_allocatable,
     write_info,
@@ -133,7 +134,7 @@ class _Creation:
             ("kind: the scheduler under test in the cluster", self.start_scheduler),
             ("kind: the DRA driver on every node", self.start_dra_driver),
             ("kind: nodes as defined", self.nodes_as_defined),
-            ("first sync of every scheduler", lambda: self.cluster.sync_schedulers(timeout=60)),
+            ("first sync of every scheduler", lambda: first_sync(self.cluster, self.req, 60)),
             ("run info", lambda: write_info(self.dir.path, self.req, self.cluster)),
         ], self.rollback, self.timings)
         log.info("kind: cluster %s ready", self.name)

@@ -13,10 +13,9 @@ from pathlib import Path
 
 from kubernetes import client as k8s
 
-from schedgate.cluster import ApiOnlyNodes, Cluster, ComponentDied
-from schedgate.errors import ComponentError
+from schedgate.cluster import ApiOnlyNodes, Cluster
 from schedgate.objects.builders import PLACEHOLDER_IMAGE
-from schedgate.providers.base import ClusterRequest, Started, binaries, create_in_steps, write_info
+from schedgate.providers.base import ClusterRequest, Started, binaries, create_in_steps, first_sync, write_info
 from schedgate.providers.local.controlplane import LocalControlPlane, under_test_user
 from schedgate.providers.rbac import grant, user_subject
 from schedgate.runtime.procs import Component, RunDir
@@ -98,19 +97,10 @@ class _Creation:
             ("RBAC for the scheduler under test", self.rbac),
             (f"{len(req.definition.nodes())} nodes", self.nodes),
             ("controllers and schedulers", self.cp.start_schedulers),
-            ("first sync of every scheduler", self.first_sync),
+            ("first sync of every scheduler", lambda: first_sync(self.cluster, self.req, 15)),
             ("run info", lambda: write_info(self.dir.path, req, self.cluster)),
         ], self.rollback, self.cp.timings)
         return Started(cluster=self.cluster, stop=self.stop, run_dir=self.dir.path, reaped=self.reaped)
-
-    def first_sync(self) -> None:
-        """Every scheduler binds a probe pod. A black box under test is up once it has: it has its file's
-        start timeout for that, and one that exits first is a start failure, not a test's."""
-        box = self.req.scheduler_config.black_box
-        try:
-            self.cluster.sync_schedulers(box.start_timeout if box else 15.0)
-        except ComponentDied:
-            raise ComponentError("; ".join(self.cluster.died()) + " before it bound its probe pod") from None
 
     def rbac(self) -> None:
         config = self.req.scheduler_config
