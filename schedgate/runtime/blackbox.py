@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from schedgate.errors import ComponentError
-from schedgate.objects.metrics import MetricsSnapshot
+from schedgate.objects.metrics import MetricsSnapshot, parse_metrics
 from schedgate.runtime.health import free_port, wait_ready
 from schedgate.runtime.procs import Proc, ProcessHandle, RunDir
 from schedgate.spec.blackbox import BlackBox, resolve_program
@@ -96,8 +96,7 @@ class BlackBoxProcess(ProcessHandle):
                              "them needs 'metrics' and is skipped for a black box)")
 
     def metrics(self) -> MetricsSnapshot:
-        self.metrics_text()
-        raise AssertionError("unreachable")
+        return parse_metrics(self.metrics_text())
 
     def wait_for_metrics(self, accept: Callable[[MetricsSnapshot], bool], description: str,
                          timeout: float = 15.0) -> MetricsSnapshot:

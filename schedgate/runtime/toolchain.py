@@ -118,6 +118,12 @@ class Binaries:
     def pki(self) -> Path:
         return self.path("schedgate-pki")
 
+    @property
+    def programs(self) -> dict[str, Path]:
+        """Every program schedgate builds (the commands and the mutants), by name: what a black box's
+        ``command`` may name bare."""
+        return {n: self.path(n) for n in (*COMMANDS, *MUTANT_BUILDS)}
+
     def missing(self, mutants: bool = True) -> list[str]:
         names = COMMANDS + (tuple(MUTANT_BUILDS) if mutants else ())
         return [c for c in names if not os.access(self.path(c), os.X_OK)]

@@ -25,7 +25,7 @@ from schedgate.runtime.blackbox import BlackBoxProcess
 from schedgate.runtime.health import free_port
 from schedgate.runtime.procs import Component, RunDir
 from schedgate.runtime.scheduler import Scheduler, SchedulerProcess, distinct, forget
-from schedgate.runtime.toolchain import COMMANDS, MUTANT_BUILDS, Binaries
+from schedgate.runtime.toolchain import Binaries
 from schedgate.spec.cluster import GPU, Condition, NodeSpec
 from schedgate.spec.schedconfig import LEASE_NAMESPACE, SchedulerConfig
 
@@ -152,7 +152,7 @@ class ExistingBackend:
         kubeconfig = self._kubeconfig(identity, api_server)
         if config.black_box is not None:  # a program beside the cluster, as the kube-schedulers are
             box = BlackBoxProcess(name=lease, config=config, kubeconfig=kubeconfig, run=self.run,
-                                  built={n: self.bins.path(n) for n in (*COMMANDS, *MUTANT_BUILDS)})
+                                  built=self.bins.programs)
             box.start(box.spec.start_timeout)
             for p in config.profile_names:
                 self.schedulers[p] = box

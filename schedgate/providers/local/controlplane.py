@@ -24,7 +24,7 @@ from schedgate.runtime.blackbox import BlackBoxProcess
 from schedgate.runtime.health import free_port, probe, tls_context, wait_ready
 from schedgate.runtime.procs import Proc, RunDir
 from schedgate.runtime.scheduler import Scheduler, SchedulerProcess, distinct, forget
-from schedgate.runtime.toolchain import COMMANDS, MUTANT_BUILDS, Binaries
+from schedgate.runtime.toolchain import Binaries
 from schedgate.spec.schedconfig import SchedulerConfig, default_scheduler_config
 
 ADMIN = "admin"
@@ -149,7 +149,7 @@ class LocalControlPlane:
     def scheduler(self, config: SchedulerConfig, binary: Path, identity: str, lease: str) -> Launched:
         if config.black_box is not None:
             box = BlackBoxProcess(name=lease, config=config, kubeconfig=self.kubeconfig(identity), run=self.run,
-                                  built={n: self.bins.path(n) for n in (*COMMANDS, *MUTANT_BUILDS)})
+                                  built=self.bins.programs)
             for profile in config.profile_names:
                 self.schedulers[profile] = box
             return box
