@@ -89,11 +89,6 @@ func (d *Driver) HandleError(ctx context.Context, err error, msg string) {
 	runtime.HandleErrorWithContext(ctx, err, msg, "driver", d.Name)
 }
 
-// WatchHealthStatus is not offered (the helper is started without the health service).
-func (d *Driver) WatchHealthStatus(context.Context, chan<- kubeletplugin.DeviceHealthReport) error {
-	return kubeletplugin.ErrHealthNotSupported
-}
-
 // Publisher runs one kubelet plugin helper per driver in this process (each its own registration
 // socket and plugin directory) and publishes each driver's devices as one pool named after the node.
 type Publisher struct {
@@ -127,8 +122,8 @@ func (p *Publisher) Apply(ctx context.Context, devices NodeDevices) error {
 		}
 		opts := []kubeletplugin.Option{
 			kubeletplugin.DriverName(driver), kubeletplugin.NodeName(p.Node), kubeletplugin.KubeClient(p.Client),
-			kubeletplugin.HealthService(false),
 		}
+		opts = append(opts, withoutHealthService...)
 		h, err := kubeletplugin.Start(klog.NewContext(ctx, klog.LoggerWithValues(logger, "driver", driver)),
 			&Driver{Name: driver, Node: p.Node, CDIDir: p.CDIDir}, opts...)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
 )
 
 const poolNS, poolName = "kube-system", "slot-claims"
@@ -56,7 +57,7 @@ func TestClaimTakesFreeSlotsAndRefusesTheLastOneTwice(t *testing.T) {
 		t.Errorf("repeated claim = %v", st)
 	}
 	st := s.claim(ctx, b, "n1", 1, 1)
-	if !st.IsError() || st.Message() != msgClaimRefused("n1") {
+	if st.Code() != fwk.Error || st.Message() != msgClaimRefused("n1") {
 		t.Errorf("claim of the taken slot = %v, want Error %q", st, msgClaimRefused("n1"))
 	}
 	if st := s.claim(ctx, b, "n2", 1, 1); !st.IsSuccess() {
@@ -92,7 +93,7 @@ func TestClaimRetriesOnConflictAndSeesTheWinnersClaim(t *testing.T) {
 		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, poolName, nil)
 	})
 	st := s.claim(ctx, a, "n1", 1, 1)
-	if !raced || !st.IsError() || st.Message() != msgClaimRefused("n1") {
+	if !raced || st.Code() != fwk.Error || st.Message() != msgClaimRefused("n1") {
 		t.Errorf("claim after a lost race = %v (raced %v), want the refusal", st, raced)
 	}
 	if got := claims(t, client); len(got) != 1 || got["b"] == "" {
@@ -108,7 +109,7 @@ func TestClaimGivesUpAfterEndlessConflicts(t *testing.T) {
 		updates++
 		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "configmaps"}, poolName, nil)
 	})
-	if st := s.claim(context.Background(), a, "n1", 1, 1); !st.IsError() || updates != maxClaimAttempts {
+	if st := s.claim(context.Background(), a, "n1", 1, 1); st.Code() != fwk.Error || updates != maxClaimAttempts {
 		t.Errorf("claim = %v after %d updates, want Error after %d", st, updates, maxClaimAttempts)
 	}
 }
@@ -137,7 +138,7 @@ func TestClaimPrunesClaimsOfPodsThatAreGoneOrFinished(t *testing.T) {
 	client2.PrependReactor("get", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewServiceUnavailable("down")
 	})
-	if st := s2.claim(ctx, a, "n1", 1, 1); !st.IsError() {
+	if st := s2.claim(ctx, a, "n1", 1, 1); st.Code() != fwk.Error {
 		t.Errorf("claim over an uncertain claim = %v, want refusal", st)
 	}
 }

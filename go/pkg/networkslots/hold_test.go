@@ -49,8 +49,6 @@ type fakeWaitingPod struct {
 
 func (p *fakeWaitingPod) GetPod() *v1.Pod             { return p.pod }
 func (p *fakeWaitingPod) GetPendingPlugins() []string { return []string{Name} }
-func (p *fakeWaitingPod) Reject(string, string) bool  { return true }
-func (p *fakeWaitingPod) Preempt(string, string) bool { return true }
 func (p *fakeWaitingPod) Allow(plugin string) {
 	if plugin == Name {
 		p.owner.allowed <- p.pod.UID
@@ -195,7 +193,7 @@ func TestPreBindFailsForADeletedNode(t *testing.T) {
 		}
 		return
 	}
-	if !s.IsError() || s.Message() != want {
+	if s.Code() != fwk.Error || s.Message() != want {
 		t.Errorf("PreBind on a deleted node = %v, want Error %q", s, want)
 	}
 }

@@ -386,14 +386,6 @@ func (pl *Plugin) Permit(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ s
 // ---------------------------------------------------------------------------
 // Binding cycle.
 
-// PreBindPreFlight says whether PreBind has work for the pod.
-func (pl *Plugin) PreBindPreFlight(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) (*fwk.PreBindPreFlightResult, *fwk.Status) {
-	if podRequest(pod) == 0 {
-		return nil, fwk.NewStatus(fwk.Skip)
-	}
-	return nil, nil
-}
-
 // PreBind injects the prebind-fail fault and re-checks that the node still
 // has capacity for everything held on it (its annotation may have shrunk
 // since Filter). It reads the node from the informer, not the snapshot,
@@ -516,4 +508,12 @@ func (pl *Plugin) onPodDelete(logger klog.Logger, obj interface{}) {
 		pl.ledger.release(pod.UID)
 		logger.V(4).Info("NetworkSlots: pod deleted, released", "pod", klog.KObj(pod))
 	}
+}
+
+// preBindPreFlight is PreBindPreFlight's answer in every version: Skip when the pod holds no slots.
+func (pl *Plugin) preBindPreFlight(pod *v1.Pod) *fwk.Status {
+	if podRequest(pod) == 0 {
+		return fwk.NewStatus(fwk.Skip)
+	}
+	return nil
 }

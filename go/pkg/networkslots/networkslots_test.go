@@ -203,11 +203,11 @@ func TestPluginFlow(t *testing.T) {
 	if _, ok := pl.ledger.get("u"); ok {
 		t.Error("unmanaged pod reserved")
 	}
-	if _, s := pl.PreBindPreFlight(ctx, nil, u, "flow-big"); !s.IsSkip() {
+	if s := pl.preBindPreFlight(u); !s.IsSkip() {
 		t.Errorf("PreBindPreFlight(unmanaged) = %v", s)
 	}
-	if r, s := pl.PreBindPreFlight(ctx, nil, p2, "flow-big"); r != nil || !s.IsSuccess() {
-		t.Errorf("PreBindPreFlight(managed) = %v, %v", r, s)
+	if s := pl.preBindPreFlight(p2); !s.IsSuccess() {
+		t.Errorf("PreBindPreFlight(managed) = %v", s)
 	}
 }
 
@@ -231,10 +231,10 @@ func TestFaults(t *testing.T) {
 	if s, _ := on.Permit(ctx, nil, mkPod("a", "1", FaultPermitReject), "n"); s.Code() != fwk.Unschedulable || s.Message() != msgPermitReject {
 		t.Errorf("permit-reject: %v", s)
 	}
-	if s := on.PreBind(ctx, nil, mkPod("a", "1", FaultPreBindFail), "n"); !s.IsError() || s.Message() != msgPreBindFault {
+	if s := on.PreBind(ctx, nil, mkPod("a", "1", FaultPreBindFail), "n"); s.Code() != fwk.Error || s.Message() != msgPreBindFault {
 		t.Errorf("prebind-fail: %v", s)
 	}
-	if s := on.Bind(ctx, nil, mkPod("a", "1", FaultBindFail), "n"); !s.IsError() || s.Message() != msgBindFault {
+	if s := on.Bind(ctx, nil, mkPod("a", "1", FaultBindFail), "n"); s.Code() != fwk.Error || s.Message() != msgBindFault {
 		t.Errorf("bind-fail: %v", s)
 	}
 	if s := on.Bind(ctx, nil, mkPod("a", "1", ""), "n"); !s.IsSkip() {
