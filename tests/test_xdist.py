@@ -122,3 +122,28 @@ def test_a_phase_without_status_only_counts_time(monkeypatch: pytest.MonkeyPatch
         log.removeHandler(handler)
     assert lines and all(line.startswith("kind: cluster created: ") and "so far" in line for line in lines)
     assert not any("no progress" in line for line in lines)  # without a status it cannot tell a stall
+
+
+def test_an_exclusive_test_runs_with_no_other_test_beside_it(tmp_path: Path) -> None:
+    # Each test logs its interval (one clock for all processes); the exclusive one must overlap none.
+    log_file = tmp_path / "intervals"
+    (tmp_path / "test_turns.py").write_text(
+        "import os, threading, time, pytest\n\n"
+        "def _hold(name):\n"
+        "    start = time.monotonic()\n"
+        "    threading.Event().wait(0.3)  # work of its own, long enough to overlap a test beside it\n"
+        f"    with open({str(log_file)!r}, 'a') as f:\n"
+        "        f.write(f'{name} {start} {time.monotonic()}\\n')\n\n"
+        "@pytest.mark.parametrize('n', range(3))\n"
+        "def test_before(n):\n    _hold(f'before{n}')\n\n"
+        "@pytest.mark.schedgate_exclusive\n"
+        "def test_alone():\n    _hold('alone')\n\n"
+        "@pytest.mark.parametrize('n', range(3))\n"
+        "def test_after(n):\n    _hold(f'after{n}')\n")
+    out = pytest_in(tmp_path, "-n", "2", "-q", "-p", "no:randomly")
+    assert out.returncode == 0, out.stdout + out.stderr
+    spans = {name: (float(a), float(b)) for name, a, b in (x.split() for x in log_file.read_text().splitlines())}
+    assert len(spans) == 7
+    a0, a1 = spans.pop("alone")
+    beside = [n for n, (s0, s1) in spans.items() if s0 < a1 and a0 < s1]
+    assert beside == [], f"ran beside the exclusive test: {beside}"

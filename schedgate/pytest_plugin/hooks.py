@@ -20,6 +20,7 @@ from _pytest.junitxml import xml_key  # where pytest keeps its JUnit writer (no 
 
 from schedgate.errors import NotHere, SchedgateError
 from schedgate.objects.schedlog import read_logs
+from schedgate.pytest_plugin import exclusive
 from schedgate.pytest_plugin.blackbox import MARKER_HELP
 from schedgate.pytest_plugin.distribute import make_scheduler
 from schedgate.pytest_plugin.fixtures import (  # noqa: F401  (fixtures)
@@ -65,6 +66,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "schedgate: a test that runs on a schedgate cluster (`-m 'not schedgate'` "
                                        "deselects them)")
     config.addinivalue_line("markers", MARKER_HELP)
+    config.addinivalue_line("markers", exclusive.MARKER_HELP)
+    config.pluginmanager.register(exclusive, "schedgate-exclusive")
     log.setLevel(logging.INFO)  # progress is captured with each test's setup, shown on failure
     config.pluginmanager.register(JUnitFigures(config), "schedgate-junit-figures")
     register(config)
