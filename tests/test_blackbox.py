@@ -81,7 +81,7 @@ def test_an_unknown_required_capability_is_refused_with_its_line(tmp_path):
     f.write_text((ROOT / "e2e/scenarios/pool-gpu-capacity.scenario.yaml").read_text()
                  .replace("scheduler: pool\n", "scheduler: pool\nrequires: [telepathy]\n")
                  .replace("../../clusters/", f"{ROOT}/clusters/"))
-    with pytest.raises(DefinitionError, match=r"requires\[0\]: unknown capability 'telepathy'"):
+    with pytest.raises(DefinitionError, match=r"requires\[0\]: unknown capability or feature 'telepathy'"):
         load_scenario(f)
 
 

@@ -29,6 +29,7 @@ from schedgate.report.figures import Report
 from schedgate.runtime.scheduler import Scheduler
 from schedgate.scenarios.load import Scenario, is_scenario_file, load_scenario
 from schedgate.scenarios.run import Run
+from schedgate.spec.features import skip_reason
 from schedgate.spec.schedconfig import SchedulerConfig
 
 
@@ -193,6 +194,9 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
         cluster: Cluster = request.getfixturevalue("cluster")
     else:
         cluster = request.getfixturevalue("schedgate_extra_clusters").get(scenario)
+    too_old = skip_reason(needs, cluster.kubernetes_version, scenario.source)
+    if too_old:
+        pytest.skip(too_old)
     state = item_state(item, cluster)
     ns = cluster.new_namespace(scenario.name)
     state.namespaces.append(ns)

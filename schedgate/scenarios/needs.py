@@ -4,7 +4,8 @@ Most needs show in the file itself — a ``metric`` expectation reads kube-sched
 /metrics, a ``message`` matches its wording — and are found here; what does not
 show (that a placement is a profile's scoring choice) the file declares in
 ``requires:``. A black box that does not offer one of them skips the file, naming
-the need and the first field that makes it.
+the need and the first field that makes it. ``requires:`` may also name a Kubernetes
+feature (spec.features) that older minors have off by default: there the file skips.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from schedgate.spec.blackbox import CAPABILITIES
+from schedgate.spec.features import FEATURES
 from schedgate.spec.validate import Validator
 
 # Step and outcome names that need a capability, wherever they appear.
@@ -30,15 +32,16 @@ WORDED = ("unschedulable", "schedulingError", "event")
 
 
 def requires(v: Validator, raw: Any) -> dict[str, str]:
-    """The file's ``requires:`` list, each checked against the known capabilities."""
+    """The file's ``requires:`` list, each checked against the known capabilities and features."""
+    known = ", ".join([*CAPABILITIES, *FEATURES])
     if raw is None:
         return {}
     if not isinstance(raw, list):
-        v.fail("requires", f"must be a list of capabilities (known: {', '.join(CAPABILITIES)})")
+        v.fail("requires", f"must be a list of capabilities or Kubernetes features (known: {known})")
     out: dict[str, str] = {}
     for i, cap in enumerate(raw):
-        if not isinstance(cap, str) or cap not in CAPABILITIES:
-            v.fail(f"requires[{i}]", f"unknown capability {cap!r} (known: {', '.join(CAPABILITIES)})")
+        if not isinstance(cap, str) or (cap not in CAPABILITIES and cap not in FEATURES):
+            v.fail(f"requires[{i}]", f"unknown capability or feature {cap!r} (known: {known})")
         out[cap] = f"requires[{i}]"
     return out
 

@@ -15,6 +15,7 @@ from schedgate.scenarios.steps import WAIT_UNTIL
 from schedgate.spec.blackbox import CAPABILITIES
 from schedgate.spec.cluster import API_VERSION, CONDITION_STATUSES, MAX_NODES
 from schedgate.spec.devices import MAX_DEVICES
+from schedgate.spec.features import FEATURES
 from schedgate.spec.roles import SCENARIO_ROLES
 from schedgate.spec.validate import DNS_LABEL, LABEL_VALUE, MAX_SECONDS, TAINT_EFFECTS
 
@@ -100,8 +101,9 @@ TYPES: dict[str, Schema] = {
     "metric.scheduler": {**STR, "description": "the profile of a running scheduler"},
     "Scenario.apiVersion": {"const": API_VERSION}, "Scenario.kind": {"const": load.KIND}, "Scenario.name": DNS,
     "Scenario.description": {"type": "string"}, "Scenario.steps": _list(ref("step"), 1),
-    "Scenario.requires": {**_list({"enum": list(CAPABILITIES)}, 0),
-                          "description": "what it needs of the scheduler under test that its steps do not show"},
+    "Scenario.requires": {**_list({"enum": [*CAPABILITIES, *FEATURES]}, 0),
+                          "description": "what it needs of the scheduler under test that its steps do not show, "
+                                         "and Kubernetes features older minors have off by default"},
     "Scenario.cluster": {"anyOf": [{**STR, "description": "a cluster definition file"}, ref("cluster")]},
     "Scenario.scheduler": {"anyOf": [CONFIG, {"type": "object", "description": "an inline configuration"}]},
     "Scenario.templates": {"type": "object", "propertyNames": DNS, "additionalProperties": ref("template")},

@@ -78,7 +78,7 @@ class BlackBox:
 
     def lacks(self, needs: Mapping[str, str]) -> list[tuple[str, str]]:
         """The needs (capability -> where it comes from) this scheduler does not offer, sorted."""
-        return sorted((cap, why) for cap, why in needs.items() if cap not in self.provides)
+        return sorted((cap, why) for cap, why in needs.items() if cap in CAPABILITIES and cap not in self.provides)
 
 
 def fill(text: str, values: Mapping[str, str]) -> str:

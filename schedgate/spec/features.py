@@ -1,0 +1,58 @@
+"""Kubernetes features a scenario file may need that older supported minors have off by default.
+
+A file names them in ``requires:`` beside the scheduler's capabilities (spec.blackbox)::
+
+    requires: [DRAExtendedResource]
+
+On a cluster whose Kubernetes is older than the minor a feature is on by default from, the file skips,
+naming the feature, what it does and the cluster's version: the version matrix (``make matrix``) shows
+such a cell as ``skip`` with that reason, never as a failure the scheduler did not earn.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Feature:
+    since: tuple[int, int]  # the first minor that has it on by default
+    what: str
+
+    @property
+    def since_text(self) -> str:
+        return f"{self.since[0]}.{self.since[1]}"
+
+
+FEATURES: Mapping[str, Feature] = {
+    "DRAExtendedResource": Feature((1, 36), "lets DRA devices serve an extended resource such as nvidia.com/gpu "
+                                            "(a DeviceClass's extendedResourceName)"),
+}
+
+
+def minor_of(version: str) -> tuple[int, int] | None:
+    """``v1.35.4`` or ``1.36`` -> (1, 35); None for what is not a Kubernetes version."""
+    m = re.match(r"v?(\d+)\.(\d+)", version.strip())
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def off_by_default(needs: Mapping[str, str], version: str) -> list[tuple[str, str]]:
+    """The features among ``needs`` (name -> where the file says so) that ``version`` has off by default."""
+    have = minor_of(version)
+    if have is None:
+        return []
+    return sorted((n, where) for n, where in needs.items() if n in FEATURES and have < FEATURES[n].since)
+
+
+def skip_reason(needs: Mapping[str, str], version: str, what: str) -> str | None:
+    """One line saying why ``what`` cannot run on Kubernetes ``version``, or None when it can."""
+    off = off_by_default(needs, version)
+    if not off:
+        return None
+    name, where = off[0]
+    more = f" (and {', '.join(n for n, _ in off[1:])})" if len(off) > 1 else ""
+    f = FEATURES[name]
+    return (f"schedgate: {what} needs {name}{more} ({where}): it {f.what}; Kubernetes {version}, this cluster's, "
+            f"has it off by default (on from {f.since_text})")
