@@ -8,7 +8,7 @@ PY      := $(VENV)/bin/python
 PYTEST  := scripts/pytest
 ARGS    ?=
 
-.PHONY: help venv tools browser e2e repro e2e-kind unit test mutants bench bench-fleet bench-providers soak lint clean docker kind-image kind-up kind-down kind-smoke
+.PHONY: help venv tools browser e2e repro e2e-kind unit test mutants bench bench-fleet bench-providers soak matrix lint clean docker kind-image kind-up kind-down kind-smoke
 
 help:
 	@echo "make e2e       run the scenario suite against the profile under test (kind if Docker answers, else local)"
@@ -20,6 +20,7 @@ help:
 	@echo "make soak N=20 the local suite N times: per-test pass counts, slowest tests (PROVIDER=kind N=5)"
 	@echo "make bench-fleet  the local provider at 1,000 and 5,000 nodes: start, memory, pods/s, p50/p99, harness overhead (ARGS=--sizes 1000)"
 	@echo "make bench-providers   local and kind side by side: start to ready, node image build (ARGS=--suites: suite times)"
+	@echo "make matrix    the local suite once per pinned Kubernetes minor (go/go.mod, go/pins/): one table version x scenario"
 	@echo "make tools     build the pinned etcd, kube-apiserver, kube-controller-manager, kube-scheduler"
 	@echo "make docker    start a Docker engine (installs Debian's docker.io if dockerd is missing)"
 	@echo "make kind-image  build the kind node image for the pinned version (no pulls; see kind/)"
@@ -75,6 +76,11 @@ test: tools browser
 
 mutants: tools
 	$(PY) -m schedgate mutants $(ARGS)
+
+# Each pin is built on first use (a cold pin: several minutes); ARGS='--versions 1.35,1.36 -- -n 2' narrows it.
+MATRIX_ARGS ?= -- $(XDIST)
+matrix: venv
+	$(PY) -m schedgate matrix $(if $(ARGS),$(ARGS),$(MATRIX_ARGS))
 
 bench: tools
 	$(PY) bench/run.py $(ARGS)

@@ -155,9 +155,9 @@ def test_a_burst_behind_a_slow_stalled_api_server_that_drops_watches_lands_only_
 
 
 @pytest.mark.xfail(strict=False, reason=(
-    "kube-scheduler v1.37.2 forgets an assumed pod when its bind request fails on the client side, even "
-    "when the API server committed the binding; until its informer shows the pod bound it offers the "
-    "same room again. Seen here: 16 GPUs bound on an 8-GPU node."))
+    "kube-scheduler forgets an assumed pod when its bind request fails on the client side, even when the "
+    "API server committed the binding; until its informer shows the pod bound it offers the same room "
+    "again. Seen here: 16 GPUs bound on an 8-GPU node (v1.37.2); v1.35.4 and v1.36.3 fail it too."))
 def test_binds_whose_answers_are_lost_with_the_connection_never_overcommit_a_node(cluster, ns, slow_api, report):
     net = cluster.pool("gpu-net")
     profile, proxy = slow_api.profile, slow_api.proxy

@@ -65,7 +65,8 @@ def error_lines(out: str) -> list[str]:
         pytest.param(["--scheduler-binary", "/nonexistent/kube-scheduler"],
                      r"--scheduler-binary /nonexistent/kube-scheduler: no such file", id="missing-binary"),
         pytest.param(["--kubernetes-version", "v1.30.0"],
-                     r"--kubernetes-version v1.30.0: this checkout builds Kubernetes v", id="other-kubernetes-version"),
+                     "--kubernetes-version v1.30.0: no pin for it; this checkout pins v1.35.",
+                     id="other-kubernetes-version"),
     ],
 )
 def test_bad_input_is_one_line_a_usage_exit_and_nothing_started(tmp_path, args, expect):

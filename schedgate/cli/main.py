@@ -7,8 +7,9 @@
     schedgate check FILE.scenario.yaml...                     validate scenario files, start nothing
     schedgate schema [--kind cluster] [--path | --write]      the JSON Schema editors check files with
     schedgate reap                                            remove what crashed runs left behind
-    schedgate tools build|path|version|ldflags                the pinned binaries
+    schedgate tools build|path|version|ldflags|goflags|pins   the pinned binaries (--kubernetes-version 1.36)
     schedgate mutants [--focused] [-- PYTEST_ARGS]            the suite against deliberately broken schedulers
+    schedgate matrix [--versions 1.35,1.36] [-- PYTEST_ARGS]  the suite once per pinned minor, one table
     schedgate init [DIR]                                      a repository of your own that tests your scheduler
     schedgate snapshot --kubeconfig FILE -o FILE.scenario.yaml a live cluster as a scenario file replaying its verdicts
 """
@@ -24,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from schedgate.cli import mutants, snapshot
+from schedgate.cli import matrix, mutants, snapshot
 from schedgate.cli.init import init
 from schedgate.errors import SchedgateError, ToolchainError
 from schedgate.providers import read_info, start_cluster
@@ -37,9 +38,10 @@ from schedgate.pytest_plugin.options import (
     make_request,
     project_path,
 )
+from schedgate.runtime.pins import pins
 from schedgate.runtime.procs import RUN_PREFIX, cmdline_of, reap_orphans, remove_run, run_dirs, run_pids
 from schedgate.runtime.progress import show_on
-from schedgate.runtime.toolchain import ensure_binaries, ldflags, pinned_kubernetes_version
+from schedgate.runtime.toolchain import ensure_binaries, go_module_dir, ldflags, pinned_kubernetes_version, selected_pin
 from schedgate.scenarios.load import load_scenario, referenced_files
 from schedgate.scenarios.schema import FILES, SCHEMAS, render, write_schemas
 
@@ -92,7 +94,10 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--write", action="store_true", help="regenerate both shipped files from the loader")
     sub.add_parser("reap", help="remove processes and folders that crashed runs left behind")
     tools = sub.add_parser("tools", help="build or locate the pinned Kubernetes binaries (what `make tools` runs)")
-    tools.add_argument("what", choices=("build", "path", "version", "ldflags"), nargs="?", default="build")
+    tools.add_argument("what", choices=("build", "path", "version", "ldflags", "goflags", "pins"), nargs="?",
+                       default="build")
+    tools.add_argument("--kubernetes-version", metavar="VERSION", help="the pin (1.36, v1.36.3) to build or name; "
+                       "default: $SCHEDGATE_KUBERNETES_VERSION, else go/go.mod's")
     new = sub.add_parser("init", help="write a repository of your own that tests your scheduler: a cluster, a "
                                       "profile, a scenario file, a Python scenario, a Makefile, a CI workflow")
     new.add_argument("folder", nargs="?", type=Path, default=Path("."), help="where (default: here)")
@@ -101,6 +106,8 @@ def parser() -> argparse.ArgumentParser:
     snapshot.add_parser(sub)
     sub.add_parser("mutants", help="run the suite against each broken scheduler in clusters/mutants "
                                    "(`schedgate mutants --help`)", add_help=False)
+    sub.add_parser("matrix", help="run the suite once per pinned Kubernetes minor and print one table "
+                                  "(`schedgate matrix --help`)", add_help=False)
     return ap
 
 
@@ -108,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["mutants"]:  # its own options, and pytest's after --
         return mutants.main(argv[1:])
+    if argv[:1] == ["matrix"]:
+        return matrix.main(argv[1:])
     args = parser().parse_args(argv)
     show_on(sys.stderr)
     try:
@@ -223,10 +232,17 @@ def _scenario_refs(path: Path) -> list[str]:
 
 
 def _tools(args: argparse.Namespace) -> int:
-    if args.what == "version":
+    check_kubernetes_version(args.kubernetes_version)
+    if args.what == "pins":
+        for pin in pins(go_module_dir()).values():
+            print(f"{pin.version} etcd {pin.etcd_version} {pin.modfile.relative_to(go_module_dir().parent)}"
+                  + (" (default)" if pin.default else f" -tags {','.join(pin.tags)}"))
+    elif args.what == "version":
         print(pinned_kubernetes_version())
     elif args.what == "ldflags":
         print(ldflags(pinned_kubernetes_version()))
+    elif args.what == "goflags":  # the pin's -modfile and -tags, for a `go build` run in go/ (scripts/node-binaries)
+        print(" ".join(selected_pin().go_flags()))
     else:
         bins = ensure_binaries()
         if args.what == "path":

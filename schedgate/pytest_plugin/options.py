@@ -16,7 +16,8 @@ from schedgate.errors import SchedgateError
 from schedgate.providers import PROVIDERS, ClusterRequest
 from schedgate.pytest_plugin.gather import worker_id
 from schedgate.runtime.binaries import check_given
-from schedgate.runtime.toolchain import pinned_kubernetes_version
+from schedgate.runtime.pins import PIN_ENV, select
+from schedgate.runtime.toolchain import go_module_dir
 from schedgate.spec.cluster import load_definition
 from schedgate.spec.roles import ROLES, role
 from schedgate.spec.schedconfig import SchedulerConfig, load_scheduler_config
@@ -73,9 +74,10 @@ OPTIONS: tuple[Option, ...] = (
            "filter that rejected it or each score plugin's score, from the schedulers' own logs", action="store_true"),
     Option("--scheduler-image", "kind: a scheduler image in the local Docker engine to load and run "
            "(default: an image made from --scheduler-binary or the pinned build)", metavar="IMAGE", cli=True),
-    Option("--kubernetes-version", "the Kubernetes version the run must use (e.g. v1.37.2); a checkout pinned to "
-           "another version (go/go.mod) is refused, not silently run. Default: $SCHEDGATE_KUBERNETES_VERSION, "
-           "else the pin", metavar="VERSION", default=os.environ.get("SCHEDGATE_KUBERNETES_VERSION"), cli=True),
+    Option("--kubernetes-version", "the pinned Kubernetes minor or version the run builds and runs (1.36, v1.36.3: "
+           "go/go.mod or go/pins/); one no pin has is refused, not silently run. Default: "
+           "$SCHEDGATE_KUBERNETES_VERSION, else go/go.mod's", metavar="VERSION",
+           default=os.environ.get("SCHEDGATE_KUBERNETES_VERSION"), cli=True),
     Option("--reuse-cluster", "kind: keep one cluster across runs; recreated if its definition or node image "
            "drifted", action="store_true", cli=True),
     Option("--kubeconfig", "existing: the kubeconfig of the cluster to run in (its nodes are the definition's; "
@@ -194,14 +196,12 @@ def baseline_options(config: pytest.Config) -> tuple[SchedulerConfig | None, Pat
 
 
 def check_kubernetes_version(wanted: str | None) -> None:
-    """Refuse a run whose asked-for Kubernetes version is not the one this checkout builds."""
+    """Select the pin the asked-for Kubernetes version names, for this process and those it starts (every binary
+    and the node image follow it); a version no pin has is refused."""
     if not wanted:
         return
-    pinned = pinned_kubernetes_version()
-    if wanted.lstrip("v") != pinned.lstrip("v"):
-        raise SchedgateError(f"--kubernetes-version {wanted}: this checkout builds Kubernetes {pinned} (go/go.mod); "
-                             f"pin {wanted} with go/hack/pin-kubernetes.sh {wanted.lstrip('v')} (the node image "
-                             "and every binary follow the pin)")
+    pin = select(go_module_dir(), wanted)
+    os.environ[PIN_ENV] = pin.version
 
 
 def existing_options(get: Callable[[str], Any]) -> dict[str, Any]:

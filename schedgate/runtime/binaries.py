@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from schedgate.errors import ToolchainError
-from schedgate.runtime.toolchain import COMMANDS, Binaries, ensure_binaries, go_module_dir, pinned_kubernetes_version
+from schedgate.runtime.toolchain import COMMANDS, Binaries, ensure_binaries, pinned_kubernetes_version, selected_pin
 
 ASSETS = "KUBEBUILDER_ASSETS"
 FROM_ASSETS = ("etcd", "kube-apiserver")  # what an envtest asset folder holds that a cluster runs
@@ -25,12 +25,8 @@ BUILT = "built from Go modules at the pin"
 
 
 def pinned_etcd_version() -> str:
-    """The etcd server module version go.mod pins (what the etcd binary reports without its ``v``)."""
-    gomod = go_module_dir() / "go.mod"
-    m = re.search(r"^\s*(?:require\s+)?go\.etcd\.io/etcd/server/v3\s+v(\d+\.\d+\.\d+)", gomod.read_text(), re.M)
-    if not m:
-        raise ToolchainError(f"{gomod}: require go.etcd.io/etcd/server/v3: no version pinned")
-    return m.group(1)
+    """The etcd server module version the selected pin names (what the etcd binary reports without its ``v``)."""
+    return selected_pin().etcd_version
 
 
 def reported_version(binary: Path) -> str:
@@ -56,7 +52,7 @@ def check_versions(bins: Binaries, commands: tuple[str, ...] = COMMANDS) -> None
         have = reported_version(bins.path(c))
         if have != want:
             raise ToolchainError(f"{bins.path(c)} ({bins.origins.get(c, BUILT)}) is {c} {have}; this checkout "
-                                 f"pins {want} (go/go.mod): use binaries of the pin, or pin {have}")
+                                 f"pins {want} (go/{selected_pin().file}): use binaries of the pin, or pin {have}")
 
 
 def from_assets() -> dict[str, Path]:

@@ -1,7 +1,8 @@
 """The real binaries under test, built from Go modules at one pinned version.
 
 The pin is ``go/go.mod`` (``require k8s.io/kubernetes vX.Y.Z``; change it with
-``go/hack/pin-kubernetes.sh``). :func:`ensure_binaries` builds etcd,
+``go/hack/pin-kubernetes.sh``), or an older minor's in ``go/pins/`` that
+``--kubernetes-version`` selects (:mod:`schedgate.runtime.pins`). :func:`ensure_binaries` builds etcd,
 kube-apiserver, kube-controller-manager, kube-scheduler, schedgate's PKI
 helper and the broken kube-schedulers of ``MUTANT_BUILDS`` into a cache
 folder keyed by the pin, the Go sources and the Go version, so a second run
@@ -17,7 +18,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
-import re
 import shutil
 import subprocess
 import tempfile
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TextIO
 
 from schedgate.errors import ToolchainError
+from schedgate.runtime.pins import Pin, select
 from schedgate.runtime.progress import log, say_live, shown_on, ticking
 from schedgate.spec.shipped import shipped
 
@@ -76,13 +77,15 @@ def cache_root() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "schedgate"
 
 
+def selected_pin(module_dir: Path | None = None) -> Pin:
+    """The pin this run builds from: ``$SCHEDGATE_KUBERNETES_VERSION``'s (``--kubernetes-version`` sets it), else
+    go.mod's."""
+    return select(module_dir or go_module_dir())
+
+
 def pinned_kubernetes_version(module_dir: Path | None = None) -> str:
-    """The Kubernetes version every binary is built from, read from go.mod."""
-    gomod = (module_dir or go_module_dir()) / "go.mod"
-    m = re.search(r"^\s*(?:require\s+)?k8s\.io/kubernetes\s+(v\d+\.\d+\.\d+)\s*$", gomod.read_text(), re.M)
-    if not m:
-        raise ToolchainError(f"{gomod}: require k8s.io/kubernetes: no release version pinned")
-    return m.group(1)
+    """The Kubernetes version every binary is built from: the selected pin's."""
+    return selected_pin(module_dir).version
 
 
 @dataclass(frozen=True)
@@ -137,13 +140,14 @@ def _go() -> str:
     return go
 
 
-def _source_key(module_dir: Path, go: str) -> str:
+def _source_key(module_dir: Path, go: str, pin: Pin) -> str:
     h = hashlib.sha256()
     goversion = subprocess.run([go, "env", "GOVERSION", "GOOS", "GOARCH"], capture_output=True, text=True,
                                check=True).stdout
     h.update(goversion.encode())
     h.update(repr((MUTANT_VAR, sorted(MUTANT_BUILDS.items()))).encode())  # which binary links which mutant
-    files = [module_dir / "go.mod", module_dir / "go.sum"]
+    h.update(repr(pin.go_flags()).encode())
+    files = [pin.modfile, pin.sumfile]
     files += sorted(p for p in module_dir.rglob("*.go") if not p.name.endswith("_test.go"))
     for f in files:
         h.update(str(f.relative_to(module_dir)).encode() + b"\0")
@@ -168,9 +172,10 @@ def ldflags(version: str, mutant: str = "") -> str:
 def ensure_binaries(out: TextIO | None = None) -> Binaries:
     """Build the pinned binaries unless the cache already holds them (progress to the log, and to ``out``)."""
     module_dir = go_module_dir()
-    version = pinned_kubernetes_version(module_dir)
+    pin = selected_pin(module_dir)
+    version = pin.version
     go = _go()
-    key = _source_key(module_dir, go)
+    key = _source_key(module_dir, go, pin)
     root = cache_root() / "bin"
     final = root / f"kubernetes-{version}-{key}"
     bins = Binaries(final, version)
@@ -182,17 +187,17 @@ def ensure_binaries(out: TextIO | None = None) -> Binaries:
         if not bins.missing():  # another run built it while we waited
             return bins
         with shown_on(out):
-            _build(go, module_dir, version, final)
+            _build(go, module_dir, pin, final)
     return bins
 
 
-def _build(go: str, module_dir: Path, version: str, final: Path) -> None:
-    say = log.info
+def _build(go: str, module_dir: Path, pin: Pin, final: Path) -> None:
+    say, version = log.info, pin.version
     staging = Path(tempfile.mkdtemp(prefix=".build-", dir=final.parent))
     try:
         say(f"building {', '.join(COMMANDS)} (Kubernetes {version}) into {final}")
         say("a cold build takes several minutes; later runs with the same pin reuse it")
-        cmd = [go, "build", "-v", "-trimpath", "-buildvcs=false", "-ldflags", ldflags(version),
+        cmd = [go, "build", "-v", "-trimpath", "-buildvcs=false", *pin.go_flags(), "-ldflags", ldflags(version),
                "-o", str(staging) + "/", *(f"./cmd/{c}" for c in COMMANDS)]
         started = time.monotonic()
         proc = subprocess.Popen(cmd, cwd=module_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -218,7 +223,7 @@ def _build(go: str, module_dir: Path, version: str, final: Path) -> None:
         mutants_started = time.monotonic()
         for i, (name, (pkg, mutant)) in enumerate(MUTANT_BUILDS.items()):
             say_live(f"building the mutant {name} (-X {MUTANT_VAR}={mutant}); {len(MUTANT_BUILDS) - i - 1} after it")
-            built = subprocess.run([go, "build", "-trimpath", "-buildvcs=false", "-ldflags",
+            built = subprocess.run([go, "build", "-trimpath", "-buildvcs=false", *pin.go_flags(), "-ldflags",
                                     ldflags(version, mutant), "-o", str(staging / name), pkg],
                                    cwd=module_dir, capture_output=True, text=True)
             if built.returncode != 0:
