@@ -86,6 +86,34 @@ def test_the_in_tree_baseline_drops_out_of_tree_plugins_and_keeps_the_rest():
     assert packing.in_tree_only()[1] == []
 
 
+@pytest.mark.parametrize("plugins", [
+    pytest.param({"multiPoint": {"enabled": [{"name": "MyAffinity"}], "disabled": [{"name": "NodeAffinity"}]}},
+                 id="multiPoint"),
+    pytest.param({"filter": {"enabled": [{"name": "MyAffinity"}], "disabled": [{"name": "NodeAffinity"}]},
+                  "score": {"enabled": [{"name": "MyAffinity"}], "disabled": [{"name": "NodeAffinity"}]}},
+                 id="filter-and-score"),
+    pytest.param({"multiPoint": {"disabled": [{"name": "NodeAffinity"}]},
+                  "filter": {"enabled": [{"name": "MyAffinity"}]}}, id="disabled-at-multiPoint"),
+])
+def test_the_in_tree_baseline_enables_again_the_in_tree_plugin_a_dropped_one_replaced(plugins):
+    """A profile that swaps NodeAffinity for a wrapper: its baseline, without the wrapper, must not run
+    without node affinity (its pods would land outside the measured nodes)."""
+    cfg = parse_scheduler_config({"profiles": [{"schedulerName": "s", "plugins": plugins,
+                                                "pluginConfig": [{"name": "MyAffinity", "args": {}}]}]})
+    base, dropped = cfg.in_tree_only()
+    assert dropped == ["MyAffinity"]
+    after = base.doc["profiles"][0]["plugins"]
+    assert not any(p["name"] == "NodeAffinity" for point in after.values() for p in point.get("disabled") or []), after
+    assert not any(p["name"] == "MyAffinity" for point in after.values() for p in point.get("enabled") or []), after
+
+
+def test_an_in_tree_plugin_disabled_where_nothing_replaces_it_stays_disabled_in_the_baseline():
+    cfg = parse_scheduler_config({"profiles": [{"schedulerName": "s", "plugins": {
+        "score": {"disabled": [{"name": "ImageLocality"}]}, "filter": {"enabled": [{"name": "Mine"}]}}}]})
+    base, _ = cfg.in_tree_only()
+    assert base.doc["profiles"][0]["plugins"]["score"]["disabled"] == [{"name": "ImageLocality"}]
+
+
 def test_the_in_tree_plugin_list_is_the_pinned_schedulers_own():
     try:
         cache = subprocess.run(["go", "env", "GOMODCACHE"], capture_output=True, text=True, cwd=ROOT / "go").stdout

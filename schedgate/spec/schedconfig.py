@@ -133,16 +133,30 @@ class SchedulerConfig:
 
     def in_tree_only(self) -> tuple[SchedulerConfig, list[str]]:
         """This configuration without out-of-tree plugins (enabled anywhere, or configured), and their names:
-        what the pinned upstream kube-scheduler runs of it."""
+        what the pinned upstream kube-scheduler runs of it.
+
+        An in-tree plugin the profile disables where it enables an out-of-tree one (at that extension point,
+        or either at ``multiPoint``) is taken to be replaced by it, and is enabled again: a profile that
+        swaps NodeAffinity for a wrapper of its own still filters by node affinity in its baseline. (A
+        ``*`` disabled stays: that profile names each in-tree plugin it wants, and the baseline keeps them.)"""
         doc = copy.deepcopy(self.doc)
         keep = IN_TREE_PLUGINS | {"*"}
         dropped: set[str] = set()
         for prof in doc["profiles"]:
-            for point in (prof.get("plugins") or {}).values():
+            plugins = prof.get("plugins") or {}
+            gone_at = {name: {p.get("name") for p in (point.get("enabled") or [])} - keep
+                       for name, point in plugins.items() if isinstance(point, dict)}
+            for name, point in plugins.items():
+                if not isinstance(point, dict):
+                    continue
+                replaced = gone_at.get(name) or gone_at.get("multiPoint") or (
+                    set().union(*gone_at.values()) if name == "multiPoint" else set())
+                enabled = {p.get("name") for p in point.get("enabled") or []}
                 for key in ("enabled", "disabled"):
-                    if isinstance(point, dict) and point.get(key):
+                    if point.get(key):
                         dropped |= {p["name"] for p in point[key] if p.get("name") not in keep}
-                        point[key] = [p for p in point[key] if p.get("name") in keep]
+                        point[key] = [p for p in point[key] if p.get("name") in keep
+                                      and not (key == "disabled" and replaced and p.get("name") not in enabled | {"*"})]
             if prof.get("pluginConfig"):
                 dropped |= {pc["name"] for pc in prof["pluginConfig"] if pc.get("name") not in IN_TREE_PLUGINS}
                 prof["pluginConfig"] = [pc for pc in prof["pluginConfig"] if pc.get("name") in IN_TREE_PLUGINS]
