@@ -9,6 +9,7 @@ kind itself is skipped until the node tools are built (``make kind-image``).
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -118,3 +119,29 @@ def test_the_reusable_cluster_name_is_the_definitions():
     from schedgate.spec.cluster import load_definition
 
     assert f"{cluster_name(load_definition(Path('clusters/inference.yaml')))}-control-plane" == TAKEN
+
+
+def test_a_definition_larger_than_kind_runs_here_is_one_line_before_anything_starts(tmp_path):
+    r = pytest_child(tmp_path, SCENARIO, "--provider", "kind", "--cluster", "clusters/fleet.yaml")
+    line = the_error(r, "defines 320 nodes")
+    assert re.search(r"clusters/fleet\.yaml defines 320 nodes: a kind cluster of 321 node containers is more than "
+                     r"this machine runs \(at most \d+: 8 per CPU core, \d+ cores; SCHEDGATE_KIND_MAX_NODES sets "
+                     r"another limit\); run it on the local or existing provider", line), line
+    assert run_dirs(tmp_path) == []
+
+
+def test_a_scenario_file_larger_than_kind_runs_here_is_skipped_with_the_limit(tmp_path):
+    r = pytest_child(tmp_path, "e2e/scenarios/fleet-fragmentation.scenario.yaml", "--provider", "kind", "-rs",
+                     env={"SCHEDGATE_KIND_MAX_NODES": "12"})
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "1 skipped" in r.stdout
+    assert ("fleet.yaml defines 320 nodes: a kind cluster of 321 node containers is more than this machine runs "
+            "(at most 12: SCHEDGATE_KIND_MAX_NODES=12)") in r.stdout
+    assert run_dirs(tmp_path) == []
+
+
+def test_a_node_limit_that_is_not_a_number_is_one_line(tmp_path):
+    r = pytest_child(tmp_path, SCENARIO, "--provider", "kind", env={"SCHEDGATE_KIND_MAX_NODES": "many"})
+    line = the_error(r, "SCHEDGATE_KIND_MAX_NODES")
+    assert "SCHEDGATE_KIND_MAX_NODES=many: not a whole number of nodes of at least 2" in line
+    assert run_dirs(tmp_path) == []

@@ -41,8 +41,7 @@ def start_cluster(req: ClusterRequest, out: TextIO | None = None) -> Started:
         raise SchedgateError(f"--scheduler-binary {req.scheduler_binary}: no such file")
     box = req.scheduler_config.black_box
     if box is not None and not p.runs_black_boxes:
-        raise SchedgateError(f"{box.source}: a BlackBoxScheduler runs on the local provider; the {p.name} "
-                             "provider cannot run one yet")
+        raise SchedgateError(f"{box.source}: the {p.name} provider cannot run a BlackBoxScheduler")
     p.preflight(req)
     with shown_on(out):
         reaped = reap_orphans()

@@ -67,6 +67,10 @@ class Provider(Protocol):
     # It can run a black-box scheduler (spec.blackbox) as the scheduler under test.
     runs_black_boxes: bool
 
+    def cannot_run(self, definition: ClusterDefinition) -> str | None:
+        """Why this provider cannot make a cluster of ``definition`` on this machine, in one line; ``None``
+        when it can. Decided from the definition alone, before anything is built or started."""
+
     def preflight(self, req: ClusterRequest) -> None:
         """Cheap checks before anything is built, created or written; each problem is one line."""
 

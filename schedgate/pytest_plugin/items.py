@@ -183,6 +183,9 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
     item = request.node
     scenario: Scenario = item.scenario
     name = request_from(pytestconfig).provider
+    refused = provider(name).cannot_run(scenario.definition)
+    if refused:
+        pytest.skip(f"schedgate: {refused}")
     if scenario.has_devices and not provider(name).publishes_devices:
         pytest.skip(f"schedgate: {scenario.source} defines devices; the {name} provider's nodes are a cluster's "
                     "own, with its own DRA drivers (local publishes them, kind runs schedgate's driver)")

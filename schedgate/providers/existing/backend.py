@@ -4,14 +4,12 @@ ServiceAccount of its own)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
 from kubernetes import client as k8s
 
 from schedgate.cluster.nodes import DELETE, NodeBackend
@@ -20,6 +18,7 @@ from schedgate.kube.api import create_objects, create_or_keep, ignore_not_found,
 from schedgate.kube.journal import MANAGED_BY, Journal
 from schedgate.objects.metrics import MetricsSnapshot
 from schedgate.providers.existing.access import SYSTEM_NAMESPACE
+from schedgate.providers.identity import identity_name, token_kubeconfig
 from schedgate.providers.rbac import scheduler_rbac
 from schedgate.runtime.blackbox import BlackBoxProcess
 from schedgate.runtime.health import free_port
@@ -30,7 +29,6 @@ from schedgate.spec.cluster import GPU, Condition, NodeSpec
 from schedgate.spec.schedconfig import LEASE_NAMESPACE, SchedulerConfig
 
 EDITABLE_LABEL = "schedgate.io/editable"
-TOKEN_SECONDS = 24 * 3600
 
 
 @dataclass
@@ -133,7 +131,7 @@ class ExistingBackend:
 
     def start_scheduler(self, config: SchedulerConfig, binary: Path | None, api_server: str | None) -> Scheduler:
         lease = config.lease_name
-        identity = "sched-" + re.sub(r"[^a-z0-9-]", "-", lease.lower())[:50].strip("-")
+        identity = identity_name(lease)
         subject = {"kind": "ServiceAccount", "name": identity, "namespace": SYSTEM_NAMESPACE}
         j = self.journal
         j.will_create("ServiceAccount", identity, SYSTEM_NAMESPACE)
@@ -174,21 +172,9 @@ class ExistingBackend:
     def _kubeconfig(self, identity: str, api_server: str | None) -> Path:
         """The scheduler's own kubeconfig: a bound ServiceAccount token, the cluster's CA, and the API
         server's address (or a proxy's, still checking the server's certificate under its own name)."""
-        req: Any = self.core.create_namespaced_service_account_token(
-            identity, SYSTEM_NAMESPACE, {"spec": {"expirationSeconds": TOKEN_SECONDS}})
-        cluster: dict[str, Any] = {"server": api_server or self.server}
-        if self.ca is not None:
-            cluster["certificate-authority"] = str(self.ca)
-        if api_server:
-            cluster["tls-server-name"] = self.api_endpoint[0]
-        doc = {"apiVersion": "v1", "kind": "Config", "current-context": "schedgate",
-               "clusters": [{"name": "schedgate", "cluster": cluster}],
-               "users": [{"name": identity, "user": {"token": req.status.token}}],
-               "contexts": [{"name": "schedgate", "context": {"cluster": "schedgate", "user": identity}}]}
-        path = self.run.path / f"{identity}.kubeconfig"
-        path.write_text(yaml.safe_dump(doc))
-        path.chmod(0o600)
-        return path
+        return token_kubeconfig(self.core, identity, SYSTEM_NAMESPACE, server=api_server or self.server, ca=self.ca,
+                                path=self.run.path / f"{identity}.kubeconfig",
+                                tls_server_name=self.api_endpoint[0] if api_server else None)
 
 
 @dataclass

@@ -56,12 +56,13 @@ from schedgate.providers.existing.access import (
     where,
 )
 from schedgate.providers.existing.backend import EDITABLE_LABEL, ExistingBackend, ExistingNodes, RunningScheduler
+from schedgate.providers.identity import cluster_ca
 from schedgate.runtime.blackbox import BlackBoxProcess
 from schedgate.runtime.interrupts import interrupts_deferred
 from schedgate.runtime.procs import RunDir
 from schedgate.runtime.scheduler import SchedulerProcess, distinct
 from schedgate.runtime.toolchain import Binaries, pinned_kubernetes_version
-from schedgate.spec.cluster import GPU
+from schedgate.spec.cluster import GPU, ClusterDefinition
 from schedgate.spec.quantity import parse_quantity
 from schedgate.spec.schedconfig import LEASE_NAMESPACE
 
@@ -74,6 +75,9 @@ class ExistingProvider:
     makes_clusters = False  # one cluster as it is: a scenario that needs another definition is skipped
     publishes_devices = False  # its devices are its drivers'
     runs_black_boxes = True  # as a process beside the cluster, like its kube-schedulers
+
+    def cannot_run(self, definition: ClusterDefinition) -> str | None:
+        return None
 
     def preflight(self, req: ClusterRequest) -> None:
         """The kubeconfig answers, the user has every right a run needs, the scheduler's version fits."""
@@ -206,10 +210,7 @@ class _Creation:
         nodes = ExistingNodes(self.core, self.journal, kinds, editable, real_gpus, self.req.allow_fake_gpus)
         kubelets = [n for name, n in self.node_objs.items() if kinds[name].runs_pods]
         conf = self.api.configuration
-        ca = Path(conf.ssl_ca_cert) if conf.ssl_ca_cert else None
-        if ca is not None:  # the client's copy is a temporary file: keep ours with the run
-            (self.dir.path / "cluster-ca.crt").write_bytes(ca.read_bytes())
-            ca = self.dir.path / "cluster-ca.crt"
+        ca = cluster_ca(self.api, self.dir.path / "cluster-ca.crt")
         self.backend = ExistingBackend(
             api=self.api, core=self.core, run=self.dir, bins=self.bins,
             default_binary=Path(self.req.scheduler_binary or self.bins.kube_scheduler), server=str(conf.host),

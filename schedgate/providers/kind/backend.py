@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -10,20 +10,24 @@ from kubernetes import client as k8s
 
 from schedgate.cluster import KubeletNodes
 from schedgate.errors import ComponentError
+from schedgate.kube.api import create_or_keep
+from schedgate.providers.identity import cluster_ca, identity_name, token_kubeconfig
 from schedgate.providers.kind.config import ROUTED_KUBECONFIG
 from schedgate.providers.kind.dra import DriverSlices
 from schedgate.providers.kind.host import Host
 from schedgate.providers.kind.scheduler import FIRST_PORT, SCHEDULER_NAMESPACE, PodScheduler, StaticScheduler
 from schedgate.providers.rbac import grant
-from schedgate.runtime.procs import Component
-from schedgate.runtime.scheduler import Scheduler, forget
+from schedgate.runtime.blackbox import BlackBoxProcess
+from schedgate.runtime.procs import Component, RunDir
+from schedgate.runtime.scheduler import Scheduler, distinct, forget
 from schedgate.spec.schedconfig import SchedulerConfig
 
 
 @dataclass
 class KindBackend:
     """What a kind cluster can do: start schedulers in it, restart its API server, be proxied, export logs,
-    publish devices through its DRA driver."""
+    publish devices through its DRA driver. A kube-scheduler runs in the cluster (a Deployment); a black box
+    runs as a process on this machine under a ServiceAccount token of its own, as on an existing cluster."""
 
     host: Host
     cluster: str
@@ -37,7 +41,9 @@ class KindBackend:
     api_endpoint: tuple[str, int]
     containers: dict[str, str]
     resource_scale: dict[str, float] = field(default_factory=dict)
-    schedulers: dict[str, PodScheduler] = field(default_factory=dict)
+    run: RunDir | None = None  # where black boxes run, and their logs
+    programs: Mapping[str, Path] = field(default_factory=dict)  # what a black box may name bare
+    schedulers: dict[str, Scheduler] = field(default_factory=dict)
     # schedgate's DRA driver on the nodes (only where the definition has devices).
     device_publisher: DriverSlices | None = None
     name: str = "kind"
@@ -52,9 +58,17 @@ class KindBackend:
         return (self.control_plane,)
 
     def components(self) -> Sequence[Component]:
-        return [s for s in {id(x): x for x in self.schedulers.values()}.values() if not isinstance(s, StaticScheduler)]
+        out: list[Component] = []
+        for s in distinct(self.schedulers):
+            if isinstance(s, BlackBoxProcess):
+                out += [s.proc] if s.proc else []
+            elif isinstance(s, PodScheduler) and not isinstance(s, StaticScheduler):
+                out.append(s)
+        return out
 
-    def start_scheduler(self, config: SchedulerConfig, binary: Path | None, api_server: str | None) -> PodScheduler:
+    def start_scheduler(self, config: SchedulerConfig, binary: Path | None, api_server: str | None) -> Scheduler:
+        if config.black_box is not None:
+            return self._start_black_box(config, api_server)
         img = self.scheduler_image
         if binary is not None:
             img = self.host.scheduler_image(Path(binary))
@@ -74,12 +88,43 @@ class KindBackend:
             self.schedulers[p] = s
         return s
 
+    def _start_black_box(self, config: SchedulerConfig, api_server: str | None) -> BlackBoxProcess:
+        """A program on this machine, as on an existing cluster: a ServiceAccount of its own, the black box's
+        least-privilege ClusterRole and its one lease, a bound token; the API server through kind's port
+        on this machine (or a proxy's address, the server's certificate still checked)."""
+        if self.run is None:
+            raise ComponentError("kind: no run folder to start a black-box scheduler in")
+        lease, core = config.lease_name, k8s.CoreV1Api(self.api)
+        identity = identity_name(lease)
+        create_or_keep(core.create_namespaced_service_account, SCHEDULER_NAMESPACE,
+                       {"metadata": {"name": identity, "labels": {"app.kubernetes.io/managed-by": "schedgate"}}})
+        grant(self.api, identity, {"kind": "ServiceAccount", "name": identity, "namespace": SCHEDULER_NAMESPACE},
+              lease, black_box=True)
+        kubeconfig = token_kubeconfig(
+            core, identity, SCHEDULER_NAMESPACE, server=api_server or str(self.api.configuration.host),
+            ca=cluster_ca(self.api, self.run.path / "cluster-ca.crt"), path=self.run.path / f"{identity}.kubeconfig",
+            tls_server_name=self.api_endpoint[0] if api_server else None)
+        box = BlackBoxProcess(name=lease, config=config, kubeconfig=kubeconfig, run=self.run, built=self.programs)
+        box.start(box.spec.start_timeout)
+        for p in config.profile_names:
+            self.schedulers[p] = box
+        return box
+
     def stop_scheduler(self, scheduler: Scheduler) -> None:
-        if not isinstance(scheduler, PodScheduler) or isinstance(scheduler, StaticScheduler):
+        if isinstance(scheduler, BlackBoxProcess):
+            scheduler.stop()
+        elif not isinstance(scheduler, PodScheduler) or isinstance(scheduler, StaticScheduler):
             raise ComponentError(f"scheduler {scheduler.name} was not started by schedgate on kind")
-        scheduler.save_log()
-        scheduler.remove()
+        else:
+            scheduler.save_log()
+            scheduler.remove()
         forget(self.schedulers, scheduler)
+
+    def stop_black_boxes(self) -> None:
+        """Before the cluster goes: a black box would otherwise go on calling a deleted API server."""
+        for s in distinct(self.schedulers):
+            if isinstance(s, BlackBoxProcess):
+                s.stop()
 
     def restart_apiserver(self) -> float:
         return self.host.restart_apiserver(self.containers[self.control_plane], self.api)
@@ -88,6 +133,6 @@ class KindBackend:
         self.host.export_logs(self.cluster, dest)
 
     def save_logs(self) -> None:
-        for s in self.components():
-            if isinstance(s, PodScheduler):
+        for s in distinct(self.schedulers):
+            if isinstance(s, PodScheduler) and not isinstance(s, StaticScheduler):
                 s.save_log()

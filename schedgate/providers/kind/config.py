@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from schedgate.errors import SchedgateError
 from schedgate.spec.cluster import ClusterDefinition
 
 KIND_API = "kind.x-k8s.io/v1alpha4"
@@ -24,6 +26,35 @@ def cluster_name(definition: ClusterDefinition) -> str:
 def kind_name(name: str) -> str:
     """``name`` with only the characters kind accepts in a cluster name."""
     return "".join(c if c.isalnum() or c == "-" else "-" for c in name)
+
+
+# Node containers one CPU core carries: every kind node is a systemd, a containerd and a kubelet, and
+# they start one after another through kubeadm. Measured on this project's 2-core machines (README, "The
+# kind provider"): 10 nodes start in 122-157 s; a 321-node cluster of clusters/fleet.yaml ran the load
+# average to 28 and filled the disk before kind gave up, leaving containers behind.
+NODES_PER_CORE = 8
+MAX_NODES_ENV = "SCHEDGATE_KIND_MAX_NODES"
+
+
+def node_limit() -> int:
+    """How many nodes (the control plane included) a kind cluster may have on this machine."""
+    raw = os.environ.get(MAX_NODES_ENV)
+    if raw is None:
+        return NODES_PER_CORE * (os.cpu_count() or 1)
+    if not raw.isdigit() or int(raw) < 2:
+        raise SchedgateError(f"{MAX_NODES_ENV}={raw}: not a whole number of nodes of at least 2")
+    return int(raw)
+
+
+def too_large(definition: ClusterDefinition) -> str | None:
+    """Why a kind cluster of ``definition`` would not run on this machine, or ``None``."""
+    nodes, limit = len(definition.nodes()) + 1, node_limit()
+    if nodes <= limit:
+        return None
+    how = f"{MAX_NODES_ENV}={limit}" if MAX_NODES_ENV in os.environ else \
+        f"{NODES_PER_CORE} per CPU core, {os.cpu_count() or 1} cores; {MAX_NODES_ENV} sets another limit"
+    return (f"{definition.source} defines {nodes - 1} nodes: a kind cluster of {nodes} node containers is more than "
+            f"this machine runs (at most {limit}: {how}); run it on the local or existing provider")
 
 
 def definition_digest(definition: ClusterDefinition, image_id: str) -> str:

@@ -28,6 +28,7 @@ from pytest_kubernetes.providers import KindManagerBase
 from schedgate.errors import ComponentError, SchedgateError
 from schedgate.kube.poll import poll_until
 from schedgate.providers.kind.config import kind_error, last_line
+from schedgate.runtime.commands import run_group
 from schedgate.spec.shipped import shipped
 
 # Every kind node's kubelet (cAdvisor) and systemd take inotify instances; with the
@@ -49,7 +50,7 @@ class Host:
             what: str = "") -> subprocess.CompletedProcess[str]:
         """Run ``argv``; with ``check`` a failure raises ComponentError with the command's last error line."""
         try:
-            out = subprocess.run(list(argv), capture_output=True, env=self.env, timeout=timeout, input=stdin)
+            out = run_group(list(argv), self.env, timeout, stdin)
         except FileNotFoundError:
             raise ComponentError(f"{what or argv[0]}: {argv[0]} not found") from None
         except subprocess.TimeoutExpired:
@@ -168,7 +169,18 @@ class Host:
             raise ComponentError(f"kind create cluster ({config}): {e}") from None
 
     def delete_cluster(self, name: str, kubeconfig: Path) -> None:
+        """``kind delete cluster``, then every container still labelled as a node of ``name``: one whose
+        ``docker run`` was under way when a creation was interrupted is made after kind listed the nodes."""
         self.run("kind", "delete", "cluster", "--name", name, "--kubeconfig", str(kubeconfig), check=False)
+
+        def none_left() -> bool:
+            left = self.run("docker", "ps", "-aq", "--filter", f"label=io.x-k8s.kind.cluster={name}",
+                            check=False).stdout.split()
+            if left:
+                self.run("docker", "rm", "-f", "-v", *left, check=False)
+            return not left
+
+        poll_until(none_left, f"no container of kind cluster {name} left", 120, interval=1.0, error=ComponentError)
 
     def export_logs(self, name: str, dest: Path) -> None:
         self.run("kind", "export", "logs", str(dest), "--name", name, check=False, timeout=300)
@@ -262,8 +274,12 @@ class KindManager(KindManagerBase):  # type: ignore[misc]
 
     def _exec(self, arguments: list[str], additional_env: dict[str, str] | None = None,
               timeout: int | None = None) -> subprocess.CompletedProcess[bytes]:
-        return subprocess.run([str(self._exec_path), *arguments], env={**self._host.env, **(additional_env or {})},
-                              capture_output=True, check=True, timeout=timeout or self._cluster_options.cluster_timeout)
+        argv = [str(self._exec_path), *arguments]
+        done = run_group(argv, {**self._host.env, **(additional_env or {})},
+                         timeout or self._cluster_options.cluster_timeout)
+        if done.returncode != 0:
+            raise subprocess.CalledProcessError(done.returncode, argv, done.stdout, done.stderr)
+        return done
 
     def ready(self, timeout: int = 20) -> bool:
         kubeconfig = self.kubeconfig

@@ -47,12 +47,15 @@ from schedgate.providers.kind.config import (
     host_cgroup_v1,
     kind_config,
     kind_name,
+    too_large,
 )
 from schedgate.providers.kind.dra import DriverSlices, deploy_driver
 from schedgate.providers.kind.host import Host
 from schedgate.providers.kind.scheduler import StaticScheduler
+from schedgate.runtime.interrupts import interrupts_deferred
 from schedgate.runtime.procs import RunDir
 from schedgate.runtime.toolchain import Binaries, ensure_binaries
+from schedgate.spec.cluster import ClusterDefinition
 from schedgate.spec.schedconfig import default_scheduler_config
 
 log = logging.getLogger("schedgate")
@@ -62,10 +65,16 @@ class KindProvider:
     name = "kind"
     makes_clusters = True
     publishes_devices = True  # through schedgate's DRA driver on the nodes, which prepares the claims
-    runs_black_boxes = False  # it would need the program in an image on the nodes
+    runs_black_boxes = True  # as a process on this machine with a token of its own, as on an existing cluster
+
+    def cannot_run(self, definition: ClusterDefinition) -> str | None:
+        return too_large(definition)
 
     def preflight(self, req: ClusterRequest) -> None:
         """Each problem one line, before anything is built, created or written."""
+        big = too_large(req.definition)
+        if big:
+            raise SchedgateError(big)
         host = Host()
         docker = shutil.which("docker", path=host.env.get("PATH")) is not None
         if docker and not host.ok("docker", "info"):
@@ -213,7 +222,8 @@ class _Creation:
             host=self.host, cluster=self.name, api=api, run_dir=self.dir.path, kubeconfig=self.kubeconfig,
             scheduler_image=image, pod_image=self.host.pause_image(), extender_host=self.host.gateway(),
             api_endpoint=(_internal_ip(core, control_plane), 6443), containers=containers,
-            nodes=KubeletNodes(core, "kind", recreate=lambda node: self.host.restart_kubelet(containers[node])))
+            nodes=KubeletNodes(core, "kind", recreate=lambda node: self.host.restart_kubelet(containers[node])),
+            run=self.dir, programs=self.bins.programs)
         self.backend.schedulers["default-scheduler"] = StaticScheduler(
             name="kube-scheduler", config=default_scheduler_config(), effective=None,
             config_path=self.dir.path / "kube-scheduler.config.yaml", image="", api=api, node=control_plane,
@@ -248,8 +258,15 @@ class _Creation:
 
     # -- the one rollback, and the end ----------------------------------------------
     def rollback(self) -> None:
+        """Under :func:`interrupts_deferred`: a second Ctrl-C while kind deletes the nodes would leave some."""
+        with interrupts_deferred():
+            self._rollback()
+
+    def _rollback(self) -> None:
         if not hasattr(self, "dir"):
             return  # nothing was made yet
+        if hasattr(self, "backend"):
+            self.backend.stop_black_boxes()
         if self.created or not self.reuse:
             if self.created:
                 logs = self.dir.path.parent / f"schedgate-kind-logs-{self.name}"
@@ -260,10 +277,13 @@ class _Creation:
         self.dir.close()
 
     def stop(self) -> None:
-        self.backend.save_logs()
-        if not (self.req.keep or self.reuse):
-            self.host.delete_cluster(self.name, self.kubeconfig)
-            self.dir.close()
+        with interrupts_deferred():
+            self.backend.save_logs()
+            if not self.req.keep:  # a reused cluster stays; the black boxes of this run do not
+                self.backend.stop_black_boxes()
+            if not (self.req.keep or self.reuse):
+                self.host.delete_cluster(self.name, self.kubeconfig)
+                self.dir.close()
 
     def _client(self) -> k8s.ApiClient:
         if not hasattr(self, "api"):

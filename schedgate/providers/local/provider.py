@@ -20,6 +20,7 @@ from schedgate.providers.local.controlplane import LocalControlPlane, under_test
 from schedgate.providers.rbac import grant, user_subject
 from schedgate.runtime.procs import Component, RunDir
 from schedgate.runtime.scheduler import Scheduler
+from schedgate.spec.cluster import ClusterDefinition
 from schedgate.spec.schedconfig import SchedulerConfig
 
 
@@ -68,6 +69,9 @@ class LocalProvider:
     makes_clusters = True
     publishes_devices = True
     runs_black_boxes = True
+
+    def cannot_run(self, definition: ClusterDefinition) -> str | None:
+        return None
 
     def preflight(self, req: ClusterRequest) -> None:
         return None  # what it needs is checked with the request (files, binary) and by the toolchain
