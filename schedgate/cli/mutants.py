@@ -17,7 +17,15 @@ which must fail. A mutant counts as caught only when a scenario fails on an
 assertion in its test body: a scheduler that refuses to start, or an error in
 setup, is reported as such and counts as missed.
 
-    schedgate mutants [--suite e2e] [--mutants clusters/mutants] [-- PYTEST_ARGS]
+The baseline need not run again: ``--baseline-junit FILE`` takes the JUnit
+report of a run of the correct configuration that just passed (``make test``'s
+``artifacts/junit.xml``, same options) as the baseline for every file it ran
+with no failure, and runs only the files it did not cover. ``--jobs 2`` runs
+two mutants at a time; a mutant whose files measure performance, a control, or
+one with a ``# runs-alone: WHY`` line runs with nothing beside it.
+
+    schedgate mutants [--suite e2e] [--mutants clusters/mutants] [--focused] [--baseline-junit FILE]
+                      [--jobs N] [-- PYTEST_ARGS]
 """
 
 from __future__ import annotations
@@ -29,6 +37,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,6 +126,38 @@ def run_suite(config: Path, suite: str | list[str], extra: list[str]) -> Result:
                   proc.returncode, seconds, failures, tail[:400])
 
 
+def junit_passed(report: Path, files: list[str]) -> tuple[list[str], list[str]]:
+    """Of ``files`` (test files or scenario files, as a ``# caught-by:`` line names them), those the JUnit
+    ``report`` ran with no failure or error, and the rest; a file all of whose tests were skipped there
+    was not shown to pass."""
+    ran: dict[str, list[str]] = {}
+    for case in ET.parse(report).getroot().iter("testcase"):
+        outcome = next((c.tag for c in case if c.tag in ("failure", "error", "skipped")), "passed")
+        ran.setdefault(case.get("classname") or "", []).append(outcome)
+    passed: list[str] = []
+    rest: list[str] = []
+    for f in files:
+        module = (f[:-3] if f.endswith(".py") else f).replace("/", ".")
+        outcomes = [o for cls, got in ran.items() if cls == module or cls.startswith(module + ".") for o in got]
+        ok = "passed" in outcomes and not {"failure", "error"} & set(outcomes)
+        (passed if ok else rest).append(f)
+    return passed, rest
+
+
+def runs_alone(mutant: Path) -> bool:
+    """A control, a mutant caught by a performance measurement, or one whose ``# runs-alone:`` line says
+    why: timing is what it is judged by, so nothing may run beside it (under ``pytest -n`` the suite gives
+    performance files the machine alone too)."""
+    if is_control(mutant) or header(mutant, "runs-alone", ""):
+        return True
+    for f in caught_by(mutant):
+        path = Path(f) if Path(f).exists() else shipped(f)
+        text = path.read_text() if path.is_file() else ""
+        if "measurePerformance" in text or "schedgate_exclusive" in text:
+            return True
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     extra: list[str] = []
@@ -131,8 +173,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--focused", action="store_true",
                     help="run each mutant only against the files its '# caught-by:' line names (the baseline "
                          "still runs the whole suite); fast enough for every CI run")
+    ap.add_argument("--baseline-junit", type=Path, metavar="FILE",
+                    help="with --focused: the JUnit report of a passing run of the correct configuration (same "
+                         "options) stands for the baseline of the files it ran; only the others run again")
+    ap.add_argument("--jobs", type=int, default=1, metavar="N",
+                    help="mutants run at a time (default 1); performance ones and controls always run alone")
     ap.add_argument("-v", "--verbose", action="store_true", help="list every test that caught each mutant")
     args = ap.parse_args(argv)
+    if args.baseline_junit is not None and not args.focused:
+        ap.error("--baseline-junit goes with --focused (the whole suite's baseline is the suite)")
+    if args.baseline_junit is not None and not args.baseline_junit.is_file():
+        ap.error(f"--baseline-junit {args.baseline_junit}: no such file")
+    if args.jobs < 1:
+        ap.error("--jobs takes a whole number of at least 1")
 
     mutants = sorted(Path(args.mutants).glob("*.yaml"))
     if args.only:
@@ -140,36 +193,63 @@ def main(argv: list[str] | None = None) -> int:
     if not mutants:
         print(f"schedgate: {args.mutants}: no mutant configurations (*.yaml)", file=sys.stderr)
         return 2
-    baseline = run_suite(Path(args.correct), args.suite, extra)
-    if baseline.exit_code != 0:
-        print(f"baseline  FAILS  {args.correct} ({baseline.seconds:.0f}s): {baseline.why_missed()}")
-        for f in baseline.failures:
-            print(f"          {f['test']} ({f['when']}): {f['line']}")
-        print("mutants not run: the correct configuration must pass first")
-        return 1
-    print(f"baseline  passes {args.correct} ({baseline.seconds:.0f}s)")
-    caught = controls = accepted = 0
+    suite: str | list[str] = args.suite
+    if args.baseline_junit is not None:
+        files = sorted({f for m in mutants for f in caught_by(m) or [args.suite]})
+        covered, suite = junit_passed(args.baseline_junit, files)
+        print(f"baseline  {len(covered)} of {len(files)} files passed in {args.baseline_junit}"
+              + (f"; running the other {len(suite)}" if suite else ""), flush=True)
+    if suite:
+        baseline = run_suite(Path(args.correct), suite, extra)
+        if baseline.exit_code != 0:
+            print(f"baseline  FAILS  {args.correct} ({baseline.seconds:.0f}s): {baseline.why_missed()}")
+            for f in baseline.failures:
+                print(f"          {f['test']} ({f['when']}): {f['line']}")
+            print("mutants not run: the correct configuration must pass first")
+            return 1
+        print(f"baseline  passes {args.correct} ({baseline.seconds:.0f}s)", flush=True)
+
+    def one(m: Path) -> tuple[Path, Result]:
+        return m, run_suite(m, (caught_by(m) or args.suite) if args.focused else args.suite, extra)
+
+    tally = Tally(verbose=args.verbose)
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # each line printed as its mutant ends
+        for done in as_completed([pool.submit(one, m) for m in mutants if not runs_alone(m)]):
+            tally.add(*done.result())
     for m in mutants:
-        r = run_suite(m, (caught_by(m) or args.suite) if args.focused else args.suite, extra)
+        if runs_alone(m):
+            tally.add(*one(m))
+    defects = len(mutants) - tally.controls
+    print(f"mutants caught {tally.caught}/{defects}"
+          + (f"; controls passing {tally.accepted}/{tally.controls}" if tally.controls else ""), flush=True)
+    return 0 if tally.caught == defects and tally.accepted == tally.controls else 1
+
+
+@dataclass
+class Tally:
+    """Mutants caught, controls passing: one line per result, printed as it comes."""
+
+    verbose: bool = False
+    caught: int = 0
+    controls: int = 0
+    accepted: int = 0
+
+    def add(self, m: Path, r: Result) -> None:
         if is_control(m):
-            controls += 1
+            self.controls += 1
             if r.exit_code == 0:
-                accepted += 1
-                print(f"PASSES  {r.name:<26} a control that must pass: {r.description} ({r.seconds:.0f}s)")
+                self.accepted += 1
+                print(f"PASSES  {r.name:<26} a control that must pass: {r.description} ({r.seconds:.0f}s)", flush=True)
             else:
                 print(f"FLAGGED {r.name:<26} a control that must pass, failed: "
-                      f"{(r.failures[0]['line'] if r.failures else r.output_tail)} ({r.seconds:.0f}s)")
-            continue
+                      f"{(r.failures[0]['line'] if r.failures else r.output_tail)} ({r.seconds:.0f}s)", flush=True)
+            return
         if r.caught:
-            caught += 1
+            self.caught += 1
             more = f" (+{len(r.catching) - 1} more)" if len(r.catching) > 1 else ""
-            print(f"CAUGHT  {r.name:<26} by {r.catching[0]}{more} ({r.seconds:.0f}s)")
-            if args.verbose:
+            print(f"CAUGHT  {r.name:<26} by {r.catching[0]}{more} ({r.seconds:.0f}s)", flush=True)
+            if self.verbose:
                 for t in r.catching[1:]:
-                    print(f"{'':<36} {t}")
+                    print(f"{'':<36} {t}", flush=True)
         else:
-            print(f"MISSED  {r.name:<26} {r.description}: {r.why_missed()} ({r.seconds:.0f}s)")
-    defects = len(mutants) - controls
-    print(f"mutants caught {caught}/{defects}" + (f"; controls passing {accepted}/{controls}" if controls else ""))
-    return 0 if caught == defects and accepted == controls else 1
-
+            print(f"MISSED  {r.name:<26} {r.description}: {r.why_missed()} ({r.seconds:.0f}s)", flush=True)
