@@ -9,6 +9,7 @@ kind itself is skipped until the node tools are built (``make kind-image``).
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from collections.abc import Iterator
@@ -57,7 +58,7 @@ def engine() -> Iterator[set[str]]:
 @pytest.fixture
 def empty_image(engine: set[str]) -> Iterator[str]:
     """An image with no files at all: nothing can run in it."""
-    tag = "schedgate/test-empty:bad-input"
+    tag = f"schedgate/test-empty:bad-input-{os.getpid()}"  # one per xdist worker: another's teardown removes its own
     tar = subprocess.run(["tar", "cf", "-", "-T", "/dev/null"], capture_output=True, check=True).stdout
     assert docker("import", "-", tag, stdin=tar).returncode == 0
     yield tag
