@@ -232,3 +232,22 @@ def test_a_gpu_cycle_gives_each_pod_its_turn(tmp_path):
     create = sc.steps[0].action
     assert create.names == tuple(f"infer-{i}" for i in range(1, 6))
     assert [create.template_for(i).gpus for i in range(5)] == [1, 4, 1, 4, 1]
+
+
+def test_a_file_that_adds_or_overcommits_nodes_says_which_step_before_anything_starts():
+    """What kind and an existing cluster cannot give (nodes schedgate adds, a node two schedulers overcommit)
+    is read from the file, so those providers skip it at setup instead of failing a step midway."""
+    from schedgate.providers.existing.provider import ExistingProvider
+    from schedgate.providers.kind.provider import KindProvider
+    from schedgate.providers.local.provider import LocalProvider
+
+    scenarios = ROOT / "e2e/scenarios"
+    assert load_scenario(scenarios / "dra-nvlink-domain.scenario.yaml").node_objects == {"adds": "steps[5].addNodes"}
+    assert load_scenario(scenarios / "performance-slots-at-scale.scenario.yaml").node_objects == {
+        "adds": "steps[0].measurePerformance"}
+    assert load_scenario(scenarios / "two-schedulers-one-node.scenario.yaml").node_objects == {
+        "overcommits": "steps[5].expect.overcommitted"}
+    assert load_scenario(scenarios / "hard-constraint.scenario.yaml").node_objects == {}
+    assert (LocalProvider.adds_nodes, KindProvider.adds_nodes, ExistingProvider.adds_nodes) == (True, False, False)
+    assert (LocalProvider.kubelets_only, KindProvider.kubelets_only, ExistingProvider.kubelets_only) == (
+        False, True, False)

@@ -66,6 +66,12 @@ class Provider(Protocol):
     publishes_devices: bool
     # It can run a black-box scheduler (spec.blackbox) as the scheduler under test.
     runs_black_boxes: bool
+    # It can add a node (a Node object with no kubelet behind it): local; kind's nodes are kubelets that
+    # register themselves, an existing cluster's are its own.
+    adds_nodes: bool
+    # Every node is a kubelet, whose admission refuses a pod that does not fit (kind): a scenario that
+    # lets two schedulers overcommit a node cannot run. Elsewhere the step decides per node.
+    kubelets_only: bool
 
     def cannot_run(self, definition: ClusterDefinition) -> str | None:
         """Why this provider cannot make a cluster of ``definition`` on this machine, in one line; ``None``

@@ -186,6 +186,14 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
     refused = provider(name).cannot_run(scenario.definition)
     if refused:
         pytest.skip(f"schedgate: {refused}")
+    here = provider(name)
+    if "adds" in scenario.node_objects and not here.adds_nodes:
+        pytest.skip(f"schedgate: {scenario.source}: {scenario.node_objects['adds']} adds nodes; the {name} "
+                    "provider's nodes are kubelets or a cluster's own (the local provider adds them)")
+    if "overcommits" in scenario.node_objects and here.kubelets_only:
+        pytest.skip(f"schedgate: {scenario.source}: {scenario.node_objects['overcommits']} needs a node the API "
+                    f"server lets two schedulers overcommit; every {name} node runs a kubelet, whose admission "
+                    "refuses a pod that does not fit (the local provider's nodes do not)")
     if scenario.has_devices and not provider(name).publishes_devices:
         pytest.skip(f"schedgate: {scenario.source} defines devices; the {name} provider's nodes are a cluster's "
                     "own, with its own DRA drivers (local publishes them, kind runs schedgate's driver)")

@@ -38,7 +38,7 @@ import schedgate.scenarios.perf_steps
 import schedgate.scenarios.race_outcomes
 import schedgate.scenarios.spread_outcomes  # noqa: F401  (these register their steps)
 from schedgate.errors import DefinitionError
-from schedgate.scenarios.needs import found, requires
+from schedgate.scenarios.needs import found, node_objects, requires
 from schedgate.scenarios.parse import TEMPLATE_FIELDS, Parser
 from schedgate.scenarios.run import Action
 from schedgate.scenarios.steps import STEPS
@@ -84,6 +84,9 @@ class Scenario:
     # What it needs of the scheduler under test beyond the common ground (capability -> the field that says
     # so; scenarios.needs): a black box lacking one skips the file.
     needs: Mapping[str, str] = field(default_factory=dict)
+    # What it needs of nodes that are API objects only ("adds", "overcommits": scenarios.needs.NODE_OBJECTS) ->
+    # the first step field that needs it: a provider that cannot give it skips the file before it starts.
+    node_objects: Mapping[str, str] = field(default_factory=dict)
 
 
 
@@ -134,6 +137,7 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
     steps = tuple(_step(parser, s, i) for i, s in enumerate(raw_steps))
     return Scenario(name=name, description=description.strip(), source=str(p), definition=definition,
                     scheduler=scheduler, steps=steps, pods=tuple(parser.created), needs=needs,
+                    node_objects=node_objects(m),
                     has_devices=bool(definition.device_classes)
                     or any(n.devices for n in [*definition.nodes(), *parser.added.values()]))
 

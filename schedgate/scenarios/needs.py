@@ -27,6 +27,10 @@ BY_KEY = {
     "topologySpreadConstraints": "topology-spread", "hostPort": "host-ports", "priorityClass": "preemption",
     "priorityClassName": "preemption", "resourceClaims": "devices",
 }
+# Steps and outcomes that need nodes which are API objects only (no kubelet behind them), by what they need:
+# "adds" a node schedgate creates (a kubelet's node registers itself), "overcommits" a node whose kubelet
+# would not refuse a pod that does not fit (the API server accepts the binding).
+NODE_OBJECTS = {"addNodes": "adds", "measurePerformance": "adds", "overcommitted": "overcommits"}
 # Keys that need kube-scheduler's wording under these outcomes.
 WORDED = ("unschedulable", "schedulingError", "event")
 
@@ -57,6 +61,16 @@ def found(doc: dict[str, Any]) -> dict[str, str]:
             cap = None
         if cap:
             out.setdefault(cap, path)
+    return out
+
+
+def node_objects(doc: dict[str, Any]) -> dict[str, str]:
+    """Each need of nodes that are API objects only (``NODE_OBJECTS``' values), with the first step field that
+    has it."""
+    out: dict[str, str] = {}
+    for path, key, _ in _walk({"steps": doc.get("steps") or []}, ""):
+        if key in NODE_OBJECTS:
+            out.setdefault(NODE_OBJECTS[key], path)
     return out
 
 

@@ -75,6 +75,8 @@ class ExistingProvider:
     makes_clusters = False  # one cluster as it is: a scenario that needs another definition is skipped
     publishes_devices = False  # its devices are its drivers'
     runs_black_boxes = True  # as a process beside the cluster, like its kube-schedulers
+    adds_nodes = False
+    kubelets_only = False
 
     def cannot_run(self, definition: ClusterDefinition) -> str | None:
         return None

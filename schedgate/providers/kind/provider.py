@@ -66,6 +66,8 @@ class KindProvider:
     makes_clusters = True
     publishes_devices = True  # through schedgate's DRA driver on the nodes, which prepares the claims
     runs_black_boxes = True  # as a process on this machine with a token of its own, as on an existing cluster
+    adds_nodes = False
+    kubelets_only = True
 
     def cannot_run(self, definition: ClusterDefinition) -> str | None:
         return too_large(definition)

@@ -69,6 +69,8 @@ class LocalProvider:
     makes_clusters = True
     publishes_devices = True
     runs_black_boxes = True
+    adds_nodes = True
+    kubelets_only = False
 
     def cannot_run(self, definition: ClusterDefinition) -> str | None:
         return None
