@@ -61,3 +61,28 @@ def test_a_binary_of_another_version_than_the_pin_is_refused_in_one_line(tmp_pat
                      f"pins {pinned_kubernetes_version()} (go/go.mod): use binaries of the pin, or pin v1.30.4"], \
         out.stdout[-2000:] + out.stderr[-2000:]
     assert run_dirs(tmp_path) == [] and our_processes(tmp_path) == []
+
+
+def test_a_mutant_is_linked_when_first_looked_up_and_a_command_never_is(tmp_path):
+    from schedgate.runtime.toolchain import Binaries
+
+    asked: list[str] = []
+
+    def link(name: str) -> None:
+        asked.append(name)
+        (tmp_path / name).write_text("#!/bin/sh\n")
+        (tmp_path / name).chmod(0o755)
+
+    bins = Binaries(tmp_path, "v1.37.2", builder=link)
+    programs = bins.programs
+    assert "kube-scheduler-slow-filter" in programs and "schedgate-pool-scheduler" in programs and asked == []
+    assert programs["schedgate-pool-scheduler"] == tmp_path / "schedgate-pool-scheduler" and asked == []
+    assert programs["schedgate-pool-scheduler-no-requeue"] == tmp_path / "schedgate-pool-scheduler-no-requeue"
+    assert bins.mutant("schedgate-pool-scheduler-no-requeue") and asked == ["schedgate-pool-scheduler-no-requeue"]
+    assert "nothing" not in programs
+    try:
+        bins.mutant("kube-scheduler")
+    except Exception as e:  # noqa: BLE001 - the message is the point
+        assert "not a mutant schedgate builds" in str(e)
+    else:
+        raise AssertionError("a command is not a mutant")

@@ -57,3 +57,15 @@ def test_bad_options_are_one_line_and_exit_2(argv, message, capsys):
         main(argv)
     assert e.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_each_mutant_names_the_broken_builds_it_runs_and_only_those_are_linked():
+    from schedgate.cli.mutants import builds
+    from schedgate.runtime.toolchain import MUTANT_BUILDS
+
+    mutants = sorted((ROOT / "clusters/mutants").glob("*.yaml"))
+    named = {b for m in mutants for b in builds(m)}
+    assert named == set(MUTANT_BUILDS), "every broken build is run by some mutant, and no mutant names an unknown one"
+    assert builds(ROOT / "clusters/mutants/slow-filter.yaml") == ["kube-scheduler-slow-filter"]
+    assert builds(ROOT / "clusters/mutants/pool-no-requeue.yaml") == ["schedgate-pool-scheduler-no-requeue"]
+    assert builds(ROOT / "clusters/mutants/least-allocated.yaml") == []

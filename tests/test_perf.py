@@ -60,7 +60,7 @@ def test_turns_alternate_abba_so_drift_favours_neither_side():
     assert order(3) == [0, 1, 1, 0, 0, 1]
 
 
-def test_each_turn_has_fresh_nodes_of_its_own_name_and_label():
+def test_the_comparison_has_nodes_of_its_own_name_and_label():
     spec = NodeSpec(name="x", pool="x", labels={"a": "b"}, taints=(), capacity={"cpu": "4"}, allocatable={"cpu": "4"},
                     annotations={"k": "v"})
     wl = Workload(nodes=3, node=spec, pod=lambda n: None)  # type: ignore[arg-type, return-value]
@@ -139,7 +139,7 @@ def test_a_side_is_unthrottled_unless_its_configuration_sets_a_rate():
 
 
 def comparison(ut_filter: dict[str, int], base_filter: dict[str, int], tp: tuple[float, float] = (100.0, 100.0),
-               lat: tuple[float, float] = (0.02, 0.02)) -> Comparison:
+               lat: tuple[float, float] = (0.02, 0.02), cpu: tuple[float, float] = (3.0, 3.0)) -> Comparison:
     cfg = load_scheduler_config(ROOT / "clusters/profiles/network-slots.yaml")
     spec = NodeSpec(name="x", pool="x", labels={}, taints=(), capacity={}, allocatable={})
     c = Comparison(Workload(nodes=10, node=spec, pod=lambda n: None),  # type: ignore[arg-type, return-value]
@@ -148,7 +148,8 @@ def comparison(ut_filter: dict[str, int], base_filter: dict[str, int], tp: tuple
         mine = side == UNDER_TEST
         text = point("Filter", ut_filter if mine else base_filter, plugin="NetworkSlots" if mine else "")
         c.turns.append(Turn(side=side, index=i, throughput=tp[0] if mine else tp[1],
-                            latencies=[lat[0] if mine else lat[1]] * 30, metrics=parse_metrics(text), seconds=1.0))
+                            latencies=[lat[0] if mine else lat[1]] * 30, metrics=parse_metrics(text), seconds=1.0,
+                            pods=100, cpu=(0.05, 0.05 + (cpu[0] if mine else cpu[1]), 9.0)))
     return c
 
 
@@ -182,6 +183,24 @@ def test_a_point_budget_on_the_median_sees_what_a_noisy_tail_hides():
     assert broken(f, Budget(extension_points={"Filter": {"p99": 3.0}})) == []
     problems = broken(f, Budget(extension_points={"Filter": {"p50": 3.0}}))
     assert len(problems) == 1 and problems[0].startswith("Filter p50 ")
+
+
+def test_a_cpu_budget_compares_cpu_seconds_per_backlog_pod_from_ready_to_the_backlog_bound():
+    same = {"0.001": 100, "+Inf": 100}
+    f = figures(comparison(same, same, cpu=(3.6, 3.0)))
+    assert f.under_test.cpu_per_pod == pytest.approx(0.036) and f.cpu_per_pod == pytest.approx(1.2)
+    assert broken(f, Budget(cpu_per_pod=1.25)) == []
+    assert broken(f, Budget(cpu_per_pod=1.1)) == ["CPU per pod 1.200 times the baseline's (36.00 vs 30.00 ms; "
+                                                  "budget at most 1.1)"]
+    # wall-clock figures equal, a slower build shows only in its CPU
+    assert f.throughput == 1.0 and f.p50 == 1.0
+
+
+def test_a_cpu_budget_without_the_cpu_metric_fails_and_says_why():
+    same = {"0.001": 100, "+Inf": 100}
+    problems = broken(figures(comparison(same, same, cpu=(0.0, 3.0))), Budget(cpu_per_pod=1.25))
+    assert problems == ["CPU per pod cannot be compared: a side's scheduler reported no process_cpu_seconds_total "
+                        "in its /metrics"]
 
 
 def test_the_artifacts_carry_both_sides_every_turn_and_a_plot():
@@ -227,6 +246,8 @@ def test_a_performance_file_parses_into_a_workload_and_a_budget(tmp_path):
     ("config: network-slots", "config: network-slots\n      baseline: old",
      "steps[0].measurePerformance.baseline: must be one of in-tree, same"),
     ("{atLeast: 0.8}", "{atMost: 0.8}", "steps[1].expect.performance.throughput"),
+    ("{atLeast: 0.8}", "{atLeast: 0.8}, cpuPerPod: {atMost: 0}", "steps[1].expect.performance.cpuPerPod.atMost"),
+    ("{atLeast: 0.8}", "{atLeast: 0.8}, cpuPerPod: 1.2", "steps[1].expect.performance.cpuPerPod"),
     ("count: 10", "count: 0", "steps[0].measurePerformance.nodes.count"),
     ("{p99: {atMost: 3}}", "{}", "steps[1].expect.performance.extensionPoints.Filter: needs a budget: p50 or p99"),
     ("{p99: {atMost: 3}}", "{p90: {atMost: 3}}", "steps[1].expect.performance.extensionPoints.Filter"),

@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -44,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from schedgate.pytest_plugin.mutant_report import REPORT_ENV
-from schedgate.runtime.toolchain import ensure_binaries
+from schedgate.runtime.toolchain import MUTANT_BUILDS, ensure_mutant
 from schedgate.spec.shipped import shipped
 
 RECORDER = "schedgate.pytest_plugin.mutant_report"
@@ -96,6 +97,12 @@ def caught_by(path: Path) -> list[str]:
     return (header(path, "caught-by", "") or header(path, "passes", "")).split()
 
 
+def builds(path: Path) -> list[str]:
+    """The broken binaries the mutant runs: its ``# binary:`` line, or a black box command naming one."""
+    text = path.read_text(encoding="utf-8")
+    return [b for b in MUTANT_BUILDS if re.search(rf"(?<![\w-]){re.escape(b)}(?![\w-])", text)]
+
+
 def is_control(path: Path) -> bool:
     """A build the suite must accept (``# passes:``), not a defect it must catch."""
     return bool(header(path, "passes", ""))
@@ -108,7 +115,7 @@ def run_suite(config: Path, suite: str | list[str], extra: list[str]) -> Result:
         option = header(config, "option", "--scheduler-config")
         binary = header(config, "binary", "")
         if binary:  # a broken build: run it as the scheduler under test
-            extra = [f"--scheduler-binary={ensure_binaries(None).path(binary)}", *extra]
+            extra = [f"--scheduler-binary={ensure_mutant(binary)}", *extra]
         suites = [suite] if isinstance(suite, str) else suite
         cmd = [sys.executable, "-m", "pytest", *suites, f"{option}={config}", "-p", RECORDER, "-q",
                "-p", "no:cacheprovider", "--no-header", "--artifacts-on", "never", *extra]
@@ -208,6 +215,13 @@ def main(argv: list[str] | None = None) -> int:
             print("mutants not run: the correct configuration must pass first")
             return 1
         print(f"baseline  passes {args.correct} ({baseline.seconds:.0f}s)", flush=True)
+
+    needed = sorted({b for m in mutants for b in builds(m)})
+    if needed:  # linked now, not inside a test's deadline (a black box resolves its program as it starts)
+        started = time.monotonic()
+        for b in needed:
+            ensure_mutant(b)
+        print(f"builds    {len(needed)} broken binaries ready ({time.monotonic() - started:.0f}s)", flush=True)
 
     def one(m: Path) -> tuple[Path, Result]:
         return m, run_suite(m, (caught_by(m) or args.suite) if args.focused else args.suite, extra)

@@ -1,7 +1,8 @@
 """The figures of a comparison, and budgets on them relative to the baseline.
 
 A budget is a ratio, never a time: ``throughput`` at least this share of the baseline's pods/s,
-``p50``/``p99`` create->bound at most this multiple of the baseline's, and per extension point
+``p50``/``p99`` create->bound at most this multiple of the baseline's, ``cpuPerPod`` the scheduler
+process's CPU seconds per backlog pod at most this multiple of the baseline's, and per extension point
 (``Filter``, ``PreBind``, ... or ``*`` for each) a p50 or p99 at most this multiple. On a shared machine
 an absolute number measures the machine; the same workload through a baseline in the same run,
 turns alternating, measures the scheduler. A broken budget names the extension point whose time
@@ -32,6 +33,7 @@ class Budget:
     throughput: float | None = None   # under test / baseline pods/s, at least
     p50: float | None = None          # under test / baseline create->bound p50, at most
     p99: float | None = None
+    cpu_per_pod: float | None = None  # under test / baseline CPU seconds per backlog pod, at most
     # point (or "*") -> {"p50"|"p99": ratio, at most}
     extension_points: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
 
@@ -42,6 +44,7 @@ class SideFigures:
     p50: float                      # create->bound, seconds, every one-at-a-time pod of the side's turns
     p99: float
     metrics: MetricsSnapshot
+    cpu_per_pod: float = 0.0        # seconds, the side's turns' backlog CPU over their backlog pods
 
     def point(self, name: str, q: str = "p99") -> Quantile | None:
         return quantile(self.metrics, EXTENSION_POINTS, QUANTILES[q], extension_point=name)
@@ -67,6 +70,10 @@ class Figures:
     def p99(self) -> float:
         return _ratio(self.under_test.p99, self.baseline.p99)
 
+    @property
+    def cpu_per_pod(self) -> float:
+        return _ratio(self.under_test.cpu_per_pod, self.baseline.cpu_per_pod)
+
     def points(self) -> list[str]:
         return sorted({*label_values(self.under_test.metrics, EXTENSION_POINTS, "extension_point"),
                        *label_values(self.baseline.metrics, EXTENSION_POINTS, "extension_point")})
@@ -79,6 +86,8 @@ class Figures:
         """(figure, under test, baseline, ratio) for the summary, JUnit and perf.csv."""
         u, b = self.under_test, self.baseline
         out = [("throughput (pods/s)", f"{u.throughput:.1f}", f"{b.throughput:.1f}", f"{self.throughput:.2f}"),
+               ("CPU per pod (ms)", f"{u.cpu_per_pod * 1000:.2f}", f"{b.cpu_per_pod * 1000:.2f}",
+                f"{self.cpu_per_pod:.3f}"),
                ("create->bound p50 (ms)", f"{u.p50 * 1000:.1f}", f"{b.p50 * 1000:.1f}", f"{self.p50:.2f}"),
                ("create->bound p99 (ms)", f"{u.p99 * 1000:.1f}", f"{b.p99 * 1000:.1f}", f"{self.p99:.2f}")]
         for p in self.points():
@@ -119,8 +128,11 @@ def figures(c: Comparison) -> Figures:
     def side(label: str) -> SideFigures:
         turns = c.of(label)
         lat = [x for t in turns for x in t.latencies]
+        pods = sum(t.pods for t in turns)
+        cpu = sum(t.cpu[1] - t.cpu[0] for t in turns)
         return SideFigures(throughput=sum(t.throughput for t in turns) / len(turns), p50=percentile(lat, 0.5),
-                           p99=percentile(lat, 0.99), metrics=merged(t.metrics for t in turns))
+                           p99=percentile(lat, 0.99), metrics=merged(t.metrics for t in turns),
+                           cpu_per_pod=cpu / pods if pods else 0.0)
 
     return Figures(side(UNDER_TEST), side(BASELINE))
 
@@ -144,6 +156,13 @@ def _broken(f: Figures, budget: Budget) -> list[tuple[str, str]]:
         if ratio > limit:
             out.append(("", f"create->bound {name} {ratio:.2f} times the baseline's ({mine * 1000:.1f} vs "
                             f"{theirs * 1000:.1f} ms; budget at most {limit})"))
+    if budget.cpu_per_pod is not None:
+        if u.cpu_per_pod <= 0 or b.cpu_per_pod <= 0:
+            out.append(("", "CPU per pod cannot be compared: a side's scheduler reported no "
+                            "process_cpu_seconds_total in its /metrics"))
+        elif f.cpu_per_pod > budget.cpu_per_pod:
+            out.append(("", f"CPU per pod {f.cpu_per_pod:.3f} times the baseline's ({u.cpu_per_pod * 1000:.2f} vs "
+                            f"{b.cpu_per_pod * 1000:.2f} ms; budget at most {budget.cpu_per_pod})"))
     for point in f.points():
         limits = budget.extension_points.get(point, budget.extension_points.get(ALL_POINTS)) or {}
         for q, limit in sorted(limits.items()):

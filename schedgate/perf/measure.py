@@ -1,16 +1,18 @@
 """Running one workload through the scheduler under test and through a baseline, in the same run.
 
 Each *side* is a scheduler (a binary and a one-profile configuration) that runs only while its
-turn lasts. A turn, on a node set made fresh for it:
+turn lasts. The comparison makes ``nodes`` Node objects like the template, labelled
+``schedgate.io/perf-run=<tag>``, once; every turn starts on them empty. A turn:
 
-1. ``nodes`` Node objects like the template, labelled ``schedgate.io/perf-run=<turn>``;
+1. a namespace of its own;
 2. ``backlog`` pods created while no scheduler serves their ``schedulerName``, then the side's
    scheduler is started: it lists them all and schedules them in one go. Throughput is
    (pods - 1) / (last - first ``Scheduled`` event), the scheduler's own pace, not the client's;
 3. ``one_at_a_time`` pods, each created once the last is bound: create->bound (the ``Scheduled``
    event's µs time minus schedgate's clock at the create) of an idle scheduler, nothing queued;
-4. its /metrics (extension point and plugin histograms), then the scheduler is stopped and the
-   pods and nodes deleted.
+4. its /metrics (extension point and plugin histograms, and ``process_cpu_seconds_total``, read also
+   when it is ready and when the backlog is bound: CPU time per pod, which a busy machine slows
+   far less than it slows the wall clock), then the scheduler is stopped and the namespace deleted.
 
 A side whose configuration sets no ``clientConnection.qps``/``burst`` runs with them at 5,000: with
 kube-scheduler's default (50 requests/s) the backlog is bound at the client limiter's pace (about 33
@@ -46,6 +48,8 @@ from schedgate.spec.schedconfig import SchedulerConfig
 log = logging.getLogger("schedgate")
 RUN_LABEL = "schedgate.io/perf-run"
 UNDER_TEST, BASELINE = "under test", "baseline"
+CPU_METRIC = "process_cpu_seconds_total"  # every Kubernetes component's /metrics has it (legacyregistry)
+PHASES = ("create backlog", "start scheduler", "backlog bound", "one at a time", "clean up")
 WARM_UP = 50  # backlog pods of the unmeasured warm-up turn
 
 
@@ -87,6 +91,14 @@ class Turn:
     seconds: float                     # the whole turn, nodes to clean-up
     nodes: int = 0
     drain: float = 0.0                 # first to last Scheduled of the backlog
+    pods: int = 0                      # backlog pods
+    cpu: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the scheduler's CPU seconds: ready, backlog bound, end
+    phases: dict[str, float] = field(default_factory=dict)  # seconds of each part of the turn (PHASES)
+
+    @property
+    def cpu_per_pod(self) -> float:
+        """CPU seconds the scheduler process spent per backlog pod, from its ready to the backlog bound."""
+        return (self.cpu[1] - self.cpu[0]) / self.pods if self.pods else 0.0
 
 
 @dataclass
@@ -115,62 +127,85 @@ def compare(cluster: Cluster, under_test: Side, baseline: Side, workload: Worklo
     result = Comparison(workload, (replace(under_test, config=under_test.config.unthrottled()),
                                    replace(baseline, config=baseline.config.unthrottled())))
     tag = uuid.uuid4().hex[:5]
-    # A warm-up turn of the baseline, not measured: the first turn after a cluster starts ran at half the pace
-    # of the others here, and it would always be the side under test's.
-    log.info("performance: warm-up turn, %s (%s), not measured", BASELINE, baseline.profile, extra=LIVE)
-    run_turn(cluster, result.sides[1], replace(workload, backlog=min(workload.backlog, WARM_UP),
-                                               one_at_a_time=min(workload.one_at_a_time, 5)), f"{tag}-0", -1)
-    for i, which in enumerate(order(workload.rounds)):
-        side = result.sides[which]
-        log.info("performance: turn %d of %d, %s (%s), %d nodes", i + 1, 2 * workload.rounds, side.label,
-                 side.profile, workload.nodes, extra=LIVE)
-        result.turns.append(run_turn(cluster, side, workload, f"{tag}-{i + 1}", i))
-    return result
-
-
-def turn_nodes(workload: Workload, run: str) -> list[NodeSpec]:
-    t = workload.node
-    names = [f"perf-{run}-{i}" for i in range(1, workload.nodes + 1)]
-    return [replace(t, name=n, pool=f"perf-{run}", labels={**t.labels, HOSTNAME: n, RUN_LABEL: run}) for n in names]
-
-
-def run_turn(cluster: Cluster, side: Side, workload: Workload, run: str, index: int) -> Turn:
-    t0 = time.monotonic()
-    specs = turn_nodes(workload, run)
+    specs = turn_nodes(workload, tag)
     names = [s.name for s in specs]
     cluster.nodes.add_many(specs)
     cluster.settle()  # the running schedulers have seen the nodes: no barrier falls inside the measurement
+    try:
+        # A warm-up turn of the baseline, not measured: the first turn after a cluster starts ran at half the
+        # pace of the others here, and it would always be the side under test's.
+        log.info("performance: warm-up turn, %s (%s), not measured", BASELINE, baseline.profile, extra=LIVE)
+        run_turn(cluster, result.sides[1], replace(workload, backlog=min(workload.backlog, WARM_UP),
+                                                   one_at_a_time=min(workload.one_at_a_time, 5)),
+                 names, tag, -1)
+        for i, which in enumerate(order(workload.rounds)):
+            side = result.sides[which]
+            log.info("performance: turn %d of %d, %s (%s), %d nodes", i + 1, 2 * workload.rounds, side.label,
+                     side.profile, workload.nodes, extra=LIVE)
+            result.turns.append(run_turn(cluster, side, workload, names, tag, i))
+    finally:
+        cluster.nodes.remove_added(names)
+    return result
+
+
+def turn_nodes(workload: Workload, tag: str) -> list[NodeSpec]:
+    """The comparison's nodes, made once: each turn's pods are gone (and their namespace) before the next
+    turn's scheduler starts, so every turn begins on the same empty nodes."""
+    t = workload.node
+    names = [f"perf-{tag}-{i}" for i in range(1, workload.nodes + 1)]
+    return [replace(t, name=n, pool=f"perf-{tag}", labels={**t.labels, HOSTNAME: n, RUN_LABEL: tag}) for n in names]
+
+
+def run_turn(cluster: Cluster, side: Side, workload: Workload, names: list[str], tag: str, index: int) -> Turn:
+    """One turn (``index`` -1: the warm-up) on the comparison's nodes ``names``, labelled ``tag``."""
+    t0 = time.monotonic()
+    run = f"{tag}-{index + 1}"
     ns = cluster.new_namespace(f"perf-{run}")
     proc = None
+    marks = [time.monotonic()]
     try:
-        pods = [workload.pod(f"backlog-{i}").scheduler(side.profile).require_label(RUN_LABEL, run)
+        pods = [workload.pod(f"backlog-{i}").scheduler(side.profile).require_label(RUN_LABEL, tag)
                 for i in range(1, workload.backlog + 1)]
         for b in pods:
             cluster.core.create_namespaced_pod(ns.name, cluster.pod_manifest(b))
+        marks.append(time.monotonic())
         proc = cluster.start_scheduler(side.config, side.binary)
+        cpu_ready = cpu_seconds(proc.metrics())
+        marks.append(time.monotonic())
         wait_for_items(ns, _all_bound(set(names), workload.backlog), f"{workload.backlog} backlog pods bound "
                        f"by {side.label} ({side.profile})", workload.timeout)
         times = _scheduled_times(ns, workload.backlog, workload.timeout)
         drain = max(times.values()) - min(times.values())
+        cpu_backlog = cpu_seconds(proc.metrics())
+        marks.append(time.monotonic())
         for i in range(1, workload.one_at_a_time + 1):
-            b = workload.pod(f"single-{i}").scheduler(side.profile).require_label(RUN_LABEL, run)
+            b = workload.pod(f"single-{i}").scheduler(side.profile).require_label(RUN_LABEL, tag)
             pod = b.create(ns)
             wait_for(pod, scheduled_on(names), timeout=workload.timeout)
         singles = _scheduled_times(ns, workload.backlog + workload.one_at_a_time, workload.timeout, "single-")
         created = {p.name: p.created_wall for p in ns.pods}
         latencies = [max(0.0, at - created[name]) for name, at in singles.items()]
         metrics = proc.metrics()
+        marks.append(time.monotonic())
     finally:
         if proc is not None:
             cluster.stop_scheduler(proc)
         ns.clean(timeout=workload.timeout)
-        cluster.nodes.remove_added(names)
         # The namespace controller deletes the turn's events after the namespace: wait for it, so that work
         # does not fall into the next turn's measurement.
         wait_for_items(_Gone(cluster, ns.name), lambda items: MATCH if not items else pending("terminating"),
                        f"namespace {ns.name} gone", workload.timeout)
+    marks.append(time.monotonic())
     return Turn(side=side.label, index=index, throughput=(len(times) - 1) / drain if drain > 0 else 0.0,
-                latencies=latencies, metrics=metrics, seconds=time.monotonic() - t0, nodes=len(names), drain=drain)
+                latencies=latencies, metrics=metrics, seconds=time.monotonic() - t0, nodes=len(names), drain=drain,
+                pods=len(times),
+                cpu=(cpu_ready, cpu_backlog, cpu_seconds(metrics)),
+                phases={p: b - a for p, a, b in zip(PHASES, marks[:-1], marks[1:], strict=True)})
+
+
+def cpu_seconds(m: MetricsSnapshot) -> float:
+    """The scheduler process's CPU time so far (user and system), as its /metrics says."""
+    return m.value(CPU_METRIC)
 
 
 @dataclass(frozen=True)

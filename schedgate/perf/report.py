@@ -8,7 +8,7 @@ import html
 import io
 
 from schedgate.perf.budget import Figures
-from schedgate.perf.measure import BASELINE, UNDER_TEST, Comparison
+from schedgate.perf.measure import BASELINE, PHASES, UNDER_TEST, Comparison
 
 COLOURS = {UNDER_TEST: "#c0392b", BASELINE: "#2c6fbb"}
 W, H, PAD = 560, 260, 44
@@ -25,11 +25,14 @@ def _csv(c: Comparison, f: Figures) -> str:
     w.writerows(f.rows())
     w.writerow([])
     w.writerow(["turn", "side", "nodes", "backlog pods/s", "backlog first to last Scheduled (s)",
-                "one-at-a-time create->bound p50 (ms)", "turn (s)"])
+                "one-at-a-time create->bound p50 (ms)", "turn (s)",
+                "CPU ready, backlog bound, end (s)", "CPU per backlog pod (ms)", *(f"{p} (s)" for p in PHASES)])
     for t in c.turns:
         lat = sorted(t.latencies)
         w.writerow([t.index + 1, t.side, t.nodes, f"{t.throughput:.2f}", f"{t.drain:.3f}",
-                    f"{lat[len(lat) // 2] * 1000:.2f}" if lat else "-", f"{t.seconds:.1f}"])
+                    f"{lat[len(lat) // 2] * 1000:.2f}" if lat else "-", f"{t.seconds:.1f}",
+                    " ".join(f"{x:.2f}" for x in t.cpu), f"{t.cpu_per_pod * 1000:.2f}",
+                    *(f"{t.phases[p]:.1f}" if p in t.phases else "-" for p in PHASES)])
     return out.getvalue()
 
 

@@ -4,9 +4,11 @@ The pin is ``go/go.mod`` (``require k8s.io/kubernetes vX.Y.Z``; change it with
 ``go/hack/pin-kubernetes.sh``), or an older minor's in ``go/pins/`` that
 ``--kubernetes-version`` selects (:mod:`schedgate.runtime.pins`). :func:`ensure_binaries` builds etcd,
 kube-apiserver, kube-controller-manager, kube-scheduler, schedgate's PKI
-helper and the broken kube-schedulers of ``MUTANT_BUILDS`` into a cache
-folder keyed by the pin, the Go sources and the Go version, so a second run
-with the same pin rebuilds nothing.
+helper and the pool scheduler into a cache folder keyed by the pin, the Go
+sources and the Go version, so a second run with the same pin rebuilds
+nothing. A broken build of ``MUTANT_BUILDS`` is linked into the same folder
+the first time something asks for it (:func:`ensure_mutant`, or a black box
+naming it): ``make e2e`` runs none, so it builds none.
 
     schedgate tools build      # what `make tools` runs
     schedgate tools path       # print the binary folder
@@ -15,6 +17,7 @@ with the same pin rebuilds nothing.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
@@ -22,7 +25,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -97,6 +100,8 @@ class Binaries:
     kubernetes_version: str
     overrides: Mapping[str, Path] = field(default_factory=dict)
     origins: Mapping[str, str] = field(default_factory=dict)
+    # builds a missing mutant into ``directory`` (set for the cache folder; prebuilt folders have none)
+    builder: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
 
     def path(self, command: str) -> Path:
         return self.overrides.get(command) or self.directory / command
@@ -122,14 +127,44 @@ class Binaries:
         return self.path("schedgate-pki")
 
     @property
-    def programs(self) -> dict[str, Path]:
+    def programs(self) -> Mapping[str, Path]:
         """Every program schedgate builds (the commands and the mutants), by name: what a black box's
-        ``command`` may name bare."""
-        return {n: self.path(n) for n in (*COMMANDS, *MUTANT_BUILDS)}
+        ``command`` may name bare. A mutant is built when it is looked up, not before."""
+        return _Programs(self)
+
+    def mutant(self, name: str) -> Path:
+        """The mutant binary ``name`` (a key of ``MUTANT_BUILDS``), linked now if it is missing."""
+        if name not in MUTANT_BUILDS:
+            raise ToolchainError(f"{name}: not a mutant schedgate builds ({', '.join(sorted(MUTANT_BUILDS))})")
+        path = self.path(name)
+        if not os.access(path, os.X_OK) and self.builder is not None:
+            self.builder(name)
+        return path
 
     def missing(self, mutants: bool = True) -> list[str]:
         names = COMMANDS + (tuple(MUTANT_BUILDS) if mutants else ())
         return [c for c in names if not os.access(self.path(c), os.X_OK)]
+
+
+@dataclass(frozen=True)
+class _Programs(Mapping[str, Path]):
+    bins: Binaries
+
+    def __getitem__(self, name: str) -> Path:
+        if name in MUTANT_BUILDS:
+            return self.bins.mutant(name)
+        if name in COMMANDS:
+            return self.bins.path(name)
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter((*COMMANDS, *MUTANT_BUILDS))
+
+    def __len__(self) -> int:
+        return len(COMMANDS) + len(MUTANT_BUILDS)
+
+    def __contains__(self, name: object) -> bool:
+        return name in COMMANDS or name in MUTANT_BUILDS
 
 
 def _go() -> str:
@@ -170,7 +205,8 @@ def ldflags(version: str, mutant: str = "") -> str:
 
 
 def ensure_binaries(out: TextIO | None = None) -> Binaries:
-    """Build the pinned binaries unless the cache already holds them (progress to the log, and to ``out``)."""
+    """Build the pinned binaries unless the cache already holds them (progress to the log, and to ``out``).
+    Mutants are not built here: :meth:`Binaries.mutant` links one when it is first asked for."""
     module_dir = go_module_dir()
     pin = selected_pin(module_dir)
     version = pin.version
@@ -178,17 +214,54 @@ def ensure_binaries(out: TextIO | None = None) -> Binaries:
     key = _source_key(module_dir, go, pin)
     root = cache_root() / "bin"
     final = root / f"kubernetes-{version}-{key}"
-    bins = Binaries(final, version)
-    if not bins.missing():
+
+    def build_mutant(name: str) -> None:
+        with _locked(root), shown_on(out):
+            if not os.access(final / name, os.X_OK):  # another run may have linked it while we waited
+                _link_mutant(go, module_dir, pin, final, name)
+
+    bins = Binaries(final, version, builder=build_mutant)
+    if not bins.missing(mutants=False):
         return bins
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not bins.missing():  # another run built it while we waited
+    with _locked(root):
+        if not bins.missing(mutants=False):  # another run built it while we waited
             return bins
         with shown_on(out):
             _build(go, module_dir, pin, final)
     return bins
+
+
+def ensure_mutant(name: str, out: TextIO | None = None) -> Path:
+    """The mutant binary ``name`` of the selected pin, built (with the commands) if missing."""
+    return ensure_binaries(out).mutant(name)
+
+
+@contextlib.contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _link_mutant(go: str, module_dir: Path, pin: Pin, final: Path, name: str) -> None:
+    """Link the mutant ``name`` into ``final`` (beside the commands), checked, under its name at once."""
+    pkg, mutant = MUTANT_BUILDS[name]
+    started = time.monotonic()
+    say_live(f"building the mutant {name} (-X {MUTANT_VAR}={mutant})")
+    staging = final / f".{name}.{os.getpid()}"
+    try:
+        built = subprocess.run([go, "build", "-trimpath", "-buildvcs=false", *pin.go_flags(), "-ldflags",
+                                ldflags(pin.version, mutant), "-o", str(staging), pkg],
+                               cwd=module_dir, capture_output=True, text=True)
+        if built.returncode != 0:
+            raise ToolchainError(f"go build {pkg} as the mutant {mutant} failed: {built.stderr.strip()[-500:]}")
+        if name.startswith("kube-"):
+            _check_version(staging, pin.version, mutant)
+        os.replace(staging, final / name)
+    finally:
+        staging.unlink(missing_ok=True)
+    log.info(f"built the mutant {name} in {time.monotonic() - started:.0f}s")
 
 
 def _build(go: str, module_dir: Path, pin: Pin, final: Path) -> None:
@@ -220,24 +293,14 @@ def _build(go: str, module_dir: Path, pin: Pin, final: Path) -> None:
             for t in tail:
                 say(f"  {t}")
             raise ToolchainError(f"go build in {module_dir} failed: {detail}")
-        mutants_started = time.monotonic()
-        for i, (name, (pkg, mutant)) in enumerate(MUTANT_BUILDS.items()):
-            say_live(f"building the mutant {name} (-X {MUTANT_VAR}={mutant}); {len(MUTANT_BUILDS) - i - 1} after it")
-            built = subprocess.run([go, "build", "-trimpath", "-buildvcs=false", *pin.go_flags(), "-ldflags",
-                                    ldflags(version, mutant), "-o", str(staging / name), pkg],
-                                   cwd=module_dir, capture_output=True, text=True)
-            if built.returncode != 0:
-                raise ToolchainError(f"go build {pkg} as the mutant {mutant} failed: {built.stderr.strip()[-500:]}")
-        say(f"built {len(MUTANT_BUILDS)} mutants in {time.monotonic() - mutants_started:.0f}s")
-        mutant_of = {c: m for c, (_, m) in MUTANT_BUILDS.items()}
-        for c in (*COMMANDS, *MUTANT_BUILDS):
+        for c in COMMANDS:
             if c.startswith("kube-"):
-                _check_version(staging / c, version, mutant_of.get(c, ""))
+                _check_version(staging / c, version, "")
         if final.exists():
             shutil.rmtree(final)
         staging.rename(final)
-        say(f"built {len(COMMANDS)} binaries and {len(MUTANT_BUILDS)} mutants in "
-            f"{time.monotonic() - started:.0f}s")
+        say(f"built {len(COMMANDS)} binaries in {time.monotonic() - started:.0f}s (a mutant is linked when "
+            "first asked for)")
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)

@@ -29,7 +29,7 @@ class MeasurePerformance:
     or file) or ``profile`` (of the configuration under test) is the side under test; ``baseline``: its
     profile minus out-of-tree plugins (``in-tree``, the default) or the same (``same``), through the pinned
     kube-scheduler, unless ``--baseline-scheduler-config``/``--baseline-scheduler-binary`` say otherwise.
-    ``nodes``: ``count`` fresh nodes per turn ``like`` a pool, with ``capacity``, ``labels`` and
+    ``nodes``: ``count`` nodes (made once, empty at each turn) ``like`` a pool, with ``capacity``, ``labels`` and
     ``annotations`` over the pool's; ``pods``: template fields; ``backlog``, ``oneAtATime``, ``rounds``."""
 
     role: str | None
@@ -100,7 +100,7 @@ class MeasurePerformance:
                             one_at_a_time=self.one_at_a_time, rounds=self.rounds, timeout=self.timeout)
         r.performance = compare(r.cluster, under_test, baseline, workload)
         f = figures(r.performance)
-        for name, mine_, theirs, ratio in f.rows()[:3]:
+        for name, mine_, theirs, ratio in f.rows()[:4]:
             r.figure(f"{name}: under test / baseline", f"{mine_} / {theirs} = {ratio}")
         if r.report:
             for fname, text in perf_files(r.performance, f).items():
@@ -111,7 +111,8 @@ class MeasurePerformance:
 @dataclass(frozen=True)
 class Performance:
     """Budgets on the last ``measurePerformance``, as ratios to the baseline: ``throughput: {atLeast: R}``,
-    ``p50``/``p99``: ``{atMost: R}`` (create->bound), ``extensionPoints: {Filter: {p99: {atMost: R}}, PreBind:
+    ``p50``/``p99``: ``{atMost: R}`` (create->bound), ``cpuPerPod: {atMost: R}`` (the scheduler's CPU
+    time per backlog pod), ``extensionPoints: {Filter: {p99: {atMost: R}}, PreBind:
     {p50: {atMost: R}}, ...}`` (``"*"``: every point)."""
 
     budget: Budget
@@ -119,9 +120,9 @@ class Performance:
     @classmethod
     def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Performance:
         v = p.v
-        b = v.mapping(body, w, allowed=("throughput", "p50", "p99", "extensionPoints"))
+        b = v.mapping(body, w, allowed=("throughput", "p50", "p99", "cpuPerPod", "extensionPoints"))
         if not b:
-            v.fail(w, "needs a budget: throughput, p50, p99 or extensionPoints")
+            v.fail(w, "needs a budget: throughput, p50, p99, cpuPerPod or extensionPoints")
 
         def ratio(raw: Any, where: str, key: str) -> float:
             return v.number(v.mapping(raw, where, required=(key,), allowed=(key,))[key], f"{where}.{key}",
@@ -138,6 +139,7 @@ class Performance:
             throughput=ratio(b["throughput"], f"{w}.throughput", "atLeast") if "throughput" in b else None,
             p50=ratio(b["p50"], f"{w}.p50", "atMost") if "p50" in b else None,
             p99=ratio(b["p99"], f"{w}.p99", "atMost") if "p99" in b else None,
+            cpu_per_pod=ratio(b["cpuPerPod"], f"{w}.cpuPerPod", "atMost") if "cpuPerPod" in b else None,
             extension_points=points))
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:

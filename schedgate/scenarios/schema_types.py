@@ -131,7 +131,7 @@ TYPES: dict[str, Schema] = {
     "measurePerformance.baseline": {"enum": list(BASELINES), "description": "in-tree (default): the profile "
                                     "without out-of-tree plugins; same: the profile itself"},
     "measurePerformance.nodes": {"type": "object", "required": ["count", "like"], "additionalProperties": False,
-                                 "description": "fresh nodes per turn", "properties": {
+                                 "description": "nodes made once, empty at each turn", "properties": {
                                      "count": _int(1, MAX_NODES), "like": {**STR, "description": "a pool"},
                                      "capacity": ref("resources"), "labels": ref("labels"),
                                      "annotations": ref("annotations")}},
@@ -142,6 +142,8 @@ TYPES: dict[str, Schema] = {
     "performance.throughput": _budget("atLeast", "under test / baseline pods/s"),
     "performance.p50": _budget("atMost", "create->bound p50, under test / baseline"),
     "performance.p99": _budget("atMost", "create->bound p99, under test / baseline"),
+    "performance.cpuPerPod": _budget("atMost", "the scheduler process's CPU seconds per backlog pod, under test / "
+                                               "baseline"),
     "performance.extensionPoints": {"type": "object", "description": "extension point (or \"*\") -> its p50 "
                                     "and p99 budgets", "additionalProperties": {
                                         "type": "object", "minProperties": 1, "additionalProperties": False,
