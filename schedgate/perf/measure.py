@@ -4,15 +4,16 @@ Each *side* is a scheduler (a binary and a one-profile configuration) that runs 
 turn lasts. The comparison makes ``nodes`` Node objects like the template, labelled
 ``schedgate.io/perf-run=<tag>``, once; every turn starts on them empty. A turn:
 
-1. a namespace of its own;
+1. its pods, named ``t<turn>-...`` in the comparison's namespace;
 2. ``backlog`` pods created while no scheduler serves their ``schedulerName``, then the side's
    scheduler is started: it lists them all and schedules them in one go. Throughput is
    (pods - 1) / (last - first ``Scheduled`` event), the scheduler's own pace, not the client's;
 3. ``one_at_a_time`` pods, each created once the last is bound: create->bound (the ``Scheduled``
    event's µs time minus schedgate's clock at the create) of an idle scheduler, nothing queued;
 4. its /metrics (extension point and plugin histograms, and ``process_cpu_seconds_total``, read also
-   when it is ready and when the backlog is bound: CPU time per pod, which a busy machine slows
-   far less than it slows the wall clock), then the scheduler is stopped and the namespace deleted.
+   when it is ready and when the backlog is bound: CPU time per pod), then the scheduler is stopped and
+   the turn's pods deleted (gone before the next turn: its scheduler hears no deletion). The namespace
+   goes once, at the end.
 
 A side whose configuration sets no ``clientConnection.qps``/``burst`` runs with them at 5,000: with
 kube-scheduler's default (50 requests/s) the backlog is bound at the client limiter's pace (about 33
@@ -20,7 +21,8 @@ pods/s where each pod costs a bind, a status update and an event), which hides a
 
 Every pod must bind inside its turn's nodes; ``Unschedulable`` or ``SchedulerError`` fails at once.
 The turns alternate A B B A (``rounds`` of each side), so a machine getting slower or faster during
-the run does not favour either side; before them the baseline runs one short warm-up turn, not measured.
+the run does not favour either side; before them the baseline runs one warm-up turn (a backlog of up to
+``WARM_UP`` pods), not measured.
 """
 
 from __future__ import annotations
@@ -49,8 +51,8 @@ log = logging.getLogger("schedgate")
 RUN_LABEL = "schedgate.io/perf-run"
 UNDER_TEST, BASELINE = "under test", "baseline"
 CPU_METRIC = "process_cpu_seconds_total"  # every Kubernetes component's /metrics has it (legacyregistry)
-PHASES = ("create backlog", "start scheduler", "backlog bound", "one at a time", "clean up")
-WARM_UP = 50  # backlog pods of the unmeasured warm-up turn
+PHASES = ("create backlog", "start scheduler", "backlog bound", "one at a time", "stop scheduler", "delete pods")
+WARM_UP = 200  # backlog pods of the unmeasured warm-up turn (after one of 50, the first turn was the slowest)
 
 
 @dataclass(frozen=True)
@@ -131,19 +133,25 @@ def compare(cluster: Cluster, under_test: Side, baseline: Side, workload: Worklo
     names = [s.name for s in specs]
     cluster.nodes.add_many(specs)
     cluster.settle()  # the running schedulers have seen the nodes: no barrier falls inside the measurement
+    ns = cluster.new_namespace(f"perf-{tag}")
     try:
         # A warm-up turn of the baseline, not measured: the first turn after a cluster starts ran at half the
         # pace of the others here, and it would always be the side under test's.
         log.info("performance: warm-up turn, %s (%s), not measured", BASELINE, baseline.profile, extra=LIVE)
         run_turn(cluster, result.sides[1], replace(workload, backlog=min(workload.backlog, WARM_UP),
                                                    one_at_a_time=min(workload.one_at_a_time, 5)),
-                 names, tag, -1)
+                 names, ns, tag, -1)
         for i, which in enumerate(order(workload.rounds)):
             side = result.sides[which]
             log.info("performance: turn %d of %d, %s (%s), %d nodes", i + 1, 2 * workload.rounds, side.label,
                      side.profile, workload.nodes, extra=LIVE)
-            result.turns.append(run_turn(cluster, side, workload, names, tag, i))
+            result.turns.append(run_turn(cluster, side, workload, names, ns, tag, i))
     finally:
+        ns.clean(timeout=workload.timeout)
+        # The namespace controller then deletes the turns' events: wait for it, so that work does not fall
+        # into the next test.
+        wait_for_items(_Gone(cluster, ns.name), lambda items: MATCH if not items else pending("terminating"),
+                       f"namespace {ns.name} gone", workload.timeout)
         cluster.nodes.remove_added(names)
     return result
 
@@ -156,15 +164,16 @@ def turn_nodes(workload: Workload, tag: str) -> list[NodeSpec]:
     return [replace(t, name=n, pool=f"perf-{tag}", labels={**t.labels, HOSTNAME: n, RUN_LABEL: tag}) for n in names]
 
 
-def run_turn(cluster: Cluster, side: Side, workload: Workload, names: list[str], tag: str, index: int) -> Turn:
-    """One turn (``index`` -1: the warm-up) on the comparison's nodes ``names``, labelled ``tag``."""
+def run_turn(cluster: Cluster, side: Side, workload: Workload, names: list[str], ns: Namespace, tag: str,
+             index: int) -> Turn:
+    """One turn (``index`` -1: the warm-up) on the comparison's nodes ``names``, labelled ``tag``, in its
+    namespace ``ns``: the turn's pods are named ``t<turn>-...`` and deleted (gone) before it ends."""
     t0 = time.monotonic()
-    run = f"{tag}-{index + 1}"
-    ns = cluster.new_namespace(f"perf-{run}")
+    turn = f"t{index + 1}-"
     proc = None
     marks = [time.monotonic()]
     try:
-        pods = [workload.pod(f"backlog-{i}").scheduler(side.profile).require_label(RUN_LABEL, tag)
+        pods = [workload.pod(f"{turn}backlog-{i}").scheduler(side.profile).require_label(RUN_LABEL, tag)
                 for i in range(1, workload.backlog + 1)]
         for b in pods:
             cluster.core.create_namespaced_pod(ns.name, cluster.pod_manifest(b))
@@ -174,15 +183,15 @@ def run_turn(cluster: Cluster, side: Side, workload: Workload, names: list[str],
         marks.append(time.monotonic())
         wait_for_items(ns, _all_bound(set(names), workload.backlog), f"{workload.backlog} backlog pods bound "
                        f"by {side.label} ({side.profile})", workload.timeout)
-        times = _scheduled_times(ns, workload.backlog, workload.timeout)
+        times = _scheduled_times(ns, workload.backlog, workload.timeout, f"{turn}backlog-")
         drain = max(times.values()) - min(times.values())
         cpu_backlog = cpu_seconds(proc.metrics())
         marks.append(time.monotonic())
         for i in range(1, workload.one_at_a_time + 1):
-            b = workload.pod(f"single-{i}").scheduler(side.profile).require_label(RUN_LABEL, tag)
+            b = workload.pod(f"{turn}single-{i}").scheduler(side.profile).require_label(RUN_LABEL, tag)
             pod = b.create(ns)
             wait_for(pod, scheduled_on(names), timeout=workload.timeout)
-        singles = _scheduled_times(ns, workload.backlog + workload.one_at_a_time, workload.timeout, "single-")
+        singles = _scheduled_times(ns, workload.one_at_a_time, workload.timeout, f"{turn}single-")
         created = {p.name: p.created_wall for p in ns.pods}
         latencies = [max(0.0, at - created[name]) for name, at in singles.items()]
         metrics = proc.metrics()
@@ -190,17 +199,21 @@ def run_turn(cluster: Cluster, side: Side, workload: Workload, names: list[str],
     finally:
         if proc is not None:
             cluster.stop_scheduler(proc)
-        ns.clean(timeout=workload.timeout)
-        # The namespace controller deletes the turn's events after the namespace: wait for it, so that work
-        # does not fall into the next turn's measurement.
-        wait_for_items(_Gone(cluster, ns.name), lambda items: MATCH if not items else pending("terminating"),
-                       f"namespace {ns.name} gone", workload.timeout)
+        marks.append(time.monotonic())
+        _delete_pods(cluster, ns, workload.timeout)
     marks.append(time.monotonic())
     return Turn(side=side.label, index=index, throughput=(len(times) - 1) / drain if drain > 0 else 0.0,
                 latencies=latencies, metrics=metrics, seconds=time.monotonic() - t0, nodes=len(names), drain=drain,
-                pods=len(times),
-                cpu=(cpu_ready, cpu_backlog, cpu_seconds(metrics)),
+                pods=len(times), cpu=(cpu_ready, cpu_backlog, cpu_seconds(metrics)),
                 phases={p: b - a for p, a, b in zip(PHASES, marks[:-1], marks[1:], strict=True)})
+
+
+def _delete_pods(cluster: Cluster, ns: Namespace, timeout: float) -> None:
+    """Force-delete the namespace's pods and wait until the API lists none: the next turn's scheduler
+    starts on empty nodes and hears no deletion of this turn's pods."""
+    cluster.core.delete_collection_namespaced_pod(ns.name, grace_period_seconds=0)
+    wait_for_items(ns, lambda items: MATCH if not items else pending(f"{len(items)} pods left"),
+                   f"the turn's pods gone from {ns.name}", timeout)
 
 
 def cpu_seconds(m: MetricsSnapshot) -> float:
@@ -246,9 +259,9 @@ def _all_bound(nodes: set[str], count: int) -> Callable[[list[dict[str, Any]]], 
     return check
 
 
-def _scheduled_times(ns: Namespace, count: int, timeout: float, prefix: str = "") -> dict[str, float]:
-    """Each pod's ``Scheduled`` event time (µs, the scheduler's clock), once all ``count`` have one
-    (the scheduler writes events after binding, asynchronously); only pods named ``prefix*``."""
+def _scheduled_times(ns: Namespace, count: int, timeout: float, prefix: str) -> dict[str, float]:
+    """The ``Scheduled`` event time (µs, the scheduler's clock) of each pod named ``prefix*``, once ``count``
+    of them have one (the scheduler writes events after binding, asynchronously)."""
     found: dict[str, float] = {}
 
     def have_all(items: Sequence[dict[str, Any]]) -> Check:
@@ -256,12 +269,14 @@ def _scheduled_times(ns: Namespace, count: int, timeout: float, prefix: str = ""
         for e in items:
             reg = e.get("regarding") or {}
             at = event_time(e)
-            if e.get("reason") == "Scheduled" and reg.get("kind") == "Pod" and at is not None:
-                found[reg.get("name", "")] = at
+            name = reg.get("name", "")
+            if e.get("reason") == "Scheduled" and reg.get("kind") == "Pod" and at is not None \
+                    and name.startswith(prefix):
+                found[name] = at
         return MATCH if len(found) >= count else pending(f"{len(found)} of {count} Scheduled events")
 
-    wait_for_items(ns.events, have_all, f"{count} Scheduled events", timeout)
-    return {n: t for n, t in found.items() if n.startswith(prefix)}
+    wait_for_items(ns.events, have_all, f"{count} Scheduled events of pods {prefix}*", timeout)
+    return dict(found)
 
 
 def median(xs: Sequence[float]) -> float:
