@@ -6,7 +6,8 @@
 2. resident memory of the running control plane;
 3. bind latency after a cache change (a GPU filler deleted -> the waiting pod
    bound), over --binds rounds on one cluster;
-4. wall time of the whole scenario suite (pytest e2e) in a subprocess.
+4. wall time of the whole scenario suite (pytest e2e) in a subprocess, and where its CPU went: etcd,
+   kube-apiserver, kube-controller-manager, every kube-scheduler, the Python side (bench/cpu.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memory import print_memory  # noqa: E402  (bench/, the script's own folder)
+from cpu import CpuSplit, print_split  # noqa: E402  (bench/, the script's own folder)
+from memory import print_memory  # noqa: E402
 
 from schedgate import scheduled_on, unschedulable, wait_for  # noqa: E402
 from schedgate.providers import ClusterRequest, start_cluster  # noqa: E402
@@ -46,6 +48,7 @@ def main() -> int:
     ap.add_argument("--starts", type=int, default=3)
     ap.add_argument("--binds", type=int, default=20)
     ap.add_argument("--no-suite", action="store_true")
+    ap.add_argument("--suite-args", default="", help="more pytest arguments for the suite, e.g. '-n 2'")
     args = ap.parse_args()
 
     phases: dict[str, list[float]] = {}
@@ -90,12 +93,18 @@ def main() -> int:
     print(f"   {'delete -> bound observed':<28} {summary(lat)}")
 
     if not args.no_suite:
-        print("== scenario suite wall time (pytest e2e, local provider, includes cluster start), seconds")
+        print("== scenario suite (pytest e2e, local provider, includes cluster start): wall time and CPU by process")
         t = time.monotonic()
-        r = subprocess.run([sys.executable, "-m", "pytest", "e2e", "-q", "-p", "no:cacheprovider"], cwd=ROOT,
-                           capture_output=True, text=True)
-        tail = [x for x in r.stdout.splitlines() if " passed" in x or " failed" in x][-1:]
-        print(f"   {'pytest e2e':<28} {time.monotonic() - t:.1f}  ({tail[0].strip('= ') if tail else r.returncode})")
+        proc = subprocess.Popen([sys.executable, "-m", "pytest", "e2e", "-q", "-p", "no:cacheprovider",
+                                 *args.suite_args.split()], cwd=ROOT, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+        split = CpuSplit(proc.pid).start()
+        out, _ = proc.communicate()
+        wall = time.monotonic() - t
+        cpu = split.stop()
+        tail = [x for x in out.splitlines() if " passed" in x or " failed" in x][-1:]
+        print(f"   {'pytest e2e':<28} {wall:.1f} s  ({tail[0].strip('= ') if tail else proc.returncode})")
+        print_split(cpu, wall, len(split.seen), 28)
     return 0
 
 
