@@ -193,10 +193,14 @@ class Namespace:
         if self.host.control_plane_down():
             return
         self._cleaning = True  # cleaning needs only the API server, not the schedulers
+        self.delete_pods(timeout)
+        ignore_not_found(self.host.core.delete_namespace, self.name)
+
+    def delete_pods(self, timeout: float = 30.0) -> None:
+        """Force-delete every pod of the namespace and wait until the API shows none."""
         self.host.core.delete_collection_namespaced_pod(self.name, grace_period_seconds=0)
 
         def empty(items: list[dict[str, Any]]) -> Check:
             return MATCH if not items else pending(f"{len(items)} pods left")
 
         wait_for_items(self, empty, "empty", timeout)
-        ignore_not_found(self.host.core.delete_namespace, self.name)

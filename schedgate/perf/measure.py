@@ -90,7 +90,7 @@ class Turn:
     throughput: float                  # pods/s of the backlog
     latencies: list[float]             # create->bound of the one-at-a-time pods, seconds
     metrics: MetricsSnapshot
-    seconds: float                     # the whole turn, nodes to clean-up
+    seconds: float                     # the whole turn, creating the backlog to its pods gone
     nodes: int = 0
     drain: float = 0.0                 # first to last Scheduled of the backlog
     pods: int = 0                      # backlog pods
@@ -157,8 +157,8 @@ def compare(cluster: Cluster, under_test: Side, baseline: Side, workload: Worklo
 
 
 def turn_nodes(workload: Workload, tag: str) -> list[NodeSpec]:
-    """The comparison's nodes, made once: each turn's pods are gone (and their namespace) before the next
-    turn's scheduler starts, so every turn begins on the same empty nodes."""
+    """The comparison's nodes, made once: each turn's pods are gone before the next turn's scheduler
+    starts, so every turn begins on the same empty nodes."""
     t = workload.node
     names = [f"perf-{tag}-{i}" for i in range(1, workload.nodes + 1)]
     return [replace(t, name=n, pool=f"perf-{tag}", labels={**t.labels, HOSTNAME: n, RUN_LABEL: tag}) for n in names]
@@ -168,10 +168,9 @@ def run_turn(cluster: Cluster, side: Side, workload: Workload, names: list[str],
              index: int) -> Turn:
     """One turn (``index`` -1: the warm-up) on the comparison's nodes ``names``, labelled ``tag``, in its
     namespace ``ns``: the turn's pods are named ``t<turn>-...`` and deleted (gone) before it ends."""
-    t0 = time.monotonic()
     turn = f"t{index + 1}-"
     proc = None
-    marks = [time.monotonic()]
+    marks = [time.monotonic()]  # each part's start, and the end
     try:
         pods = [workload.pod(f"{turn}backlog-{i}").scheduler(side.profile).require_label(RUN_LABEL, tag)
                 for i in range(1, workload.backlog + 1)]
@@ -200,20 +199,12 @@ def run_turn(cluster: Cluster, side: Side, workload: Workload, names: list[str],
         if proc is not None:
             cluster.stop_scheduler(proc)
         marks.append(time.monotonic())
-        _delete_pods(cluster, ns, workload.timeout)
+        ns.delete_pods(workload.timeout)  # gone: the next turn's scheduler hears no deletion of them
     marks.append(time.monotonic())
     return Turn(side=side.label, index=index, throughput=(len(times) - 1) / drain if drain > 0 else 0.0,
-                latencies=latencies, metrics=metrics, seconds=time.monotonic() - t0, nodes=len(names), drain=drain,
+                latencies=latencies, metrics=metrics, seconds=marks[-1] - marks[0], nodes=len(names), drain=drain,
                 pods=len(times), cpu=(cpu_ready, cpu_backlog, cpu_seconds(metrics)),
                 phases={p: b - a for p, a, b in zip(PHASES, marks[:-1], marks[1:], strict=True)})
-
-
-def _delete_pods(cluster: Cluster, ns: Namespace, timeout: float) -> None:
-    """Force-delete the namespace's pods and wait until the API lists none: the next turn's scheduler
-    starts on empty nodes and hears no deletion of this turn's pods."""
-    cluster.core.delete_collection_namespaced_pod(ns.name, grace_period_seconds=0)
-    wait_for_items(ns, lambda items: MATCH if not items else pending(f"{len(items)} pods left"),
-                   f"the turn's pods gone from {ns.name}", timeout)
 
 
 def cpu_seconds(m: MetricsSnapshot) -> float:
