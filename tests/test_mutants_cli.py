@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from schedgate.cli.mutants import junit_passed, main, runs_alone
+from schedgate.pytest_plugin.mutant_report import FIRST_CATCH_ENV, REPORT_ENV
 
 ROOT = Path(__file__).resolve().parent.parent
 MUTANTS = ROOT / "clusters" / "mutants"
@@ -51,6 +56,7 @@ def test_performance_mutants_and_controls_run_alone_the_others_may_share_the_mac
     (["--focused", "--baseline-junit", "/nonexistent/junit.xml"],
      "--baseline-junit /nonexistent/junit.xml: no such file"),
     (["--jobs", "0"], "--jobs takes a whole number of at least 1"),
+    (["--first-catch", "-v"], "--first-catch and -v disagree"),
 ])
 def test_bad_options_are_one_line_and_exit_2(argv, message, capsys):
     with pytest.raises(SystemExit) as e:
@@ -69,3 +75,36 @@ def test_each_mutant_names_the_broken_builds_it_runs_and_only_those_are_linked()
     assert builds(ROOT / "clusters/mutants/slow-filter.yaml") == ["kube-scheduler-slow-filter"]
     assert builds(ROOT / "clusters/mutants/pool-no-requeue.yaml") == ["schedgate-pool-scheduler-no-requeue"]
     assert builds(ROOT / "clusters/mutants/least-allocated.yaml") == []
+
+
+CATCHING = """
+def test_passes():
+    assert True
+
+def test_catches():
+    assert 1 == 2, "caught"
+
+def test_after():
+    assert 1 == 3, "would catch again"
+"""
+
+
+@pytest.mark.parametrize("first_catch", [False, True])
+def test_first_catch_ends_a_mutants_run_at_the_first_assertion_that_catches_it(tmp_path, first_catch):
+    (tmp_path / "test_m.py").write_text(CATCHING)
+    report = tmp_path / "failures.jsonl"
+    env = dict(os.environ, **{REPORT_ENV: str(report)})
+    env.pop(FIRST_CATCH_ENV, None)
+    if first_catch:
+        env[FIRST_CATCH_ENV] = "1"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:schedgate", "-p", "no:cacheprovider",
+                           "-p", "schedgate.pytest_plugin.mutant_report", "-q", "test_m.py"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True)
+    caught = [json.loads(x)["test"] for x in report.read_text().splitlines()]
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    if first_catch:
+        assert caught == ["test_m.py::test_catches"]
+        assert "1 failed, 1 passed" in proc.stdout  # test_after never ran
+    else:
+        assert caught == ["test_m.py::test_catches", "test_m.py::test_after"]
+        assert "2 failed, 1 passed" in proc.stdout

@@ -22,10 +22,11 @@ report of a run of the correct configuration that just passed (``make test``'s
 ``artifacts/junit.xml``, same options) as the baseline for every file it ran
 with no failure, and runs only the files it did not cover. ``--jobs 2`` runs
 two mutants at a time; a mutant whose files measure performance, a control, or
-one with a ``# runs-alone: WHY`` line runs with nothing beside it.
+one with a ``# runs-alone: WHY`` line runs with nothing beside it. ``--first-catch`` ends each mutant's run at
+the first test that catches it: a mutant the suite misses still runs every file (so does a control).
 
     schedgate mutants [--suite e2e] [--mutants clusters/mutants] [--focused] [--baseline-junit FILE]
-                      [--jobs N] [-- PYTEST_ARGS]
+                      [--jobs N] [--first-catch] [-- PYTEST_ARGS]
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from schedgate.pytest_plugin.mutant_report import REPORT_ENV
+from schedgate.pytest_plugin.mutant_report import FIRST_CATCH_ENV, REPORT_ENV
 from schedgate.runtime.toolchain import MUTANT_BUILDS, ensure_mutant
 from schedgate.spec.shipped import shipped
 
@@ -108,10 +109,13 @@ def is_control(path: Path) -> bool:
     return bool(header(path, "passes", ""))
 
 
-def run_suite(config: Path, suite: str | list[str], extra: list[str]) -> Result:
+def run_suite(config: Path, suite: str | list[str], extra: list[str], first_catch: bool = False) -> Result:
     with tempfile.TemporaryDirectory(prefix="schedgate-mutant-") as tmp:
         report = Path(tmp) / "failures.jsonl"
         env = dict(os.environ, **{REPORT_ENV: str(report)})
+        env.pop(FIRST_CATCH_ENV, None)
+        if first_catch:
+            env[FIRST_CATCH_ENV] = "1"
         option = header(config, "option", "--scheduler-config")
         binary = header(config, "binary", "")
         if binary:  # a broken build: run it as the scheduler under test
@@ -185,12 +189,17 @@ def main(argv: list[str] | None = None) -> int:
                          "options) stands for the baseline of the files it ran; only the others run again")
     ap.add_argument("--jobs", type=int, default=1, metavar="N",
                     help="mutants run at a time (default 1); performance ones and controls always run alone")
+    ap.add_argument("--first-catch", action="store_true",
+                    help="end a mutant's run at the first test that catches it (what CI needs: that it is caught, "
+                         "not every test that would catch it); controls and the baseline still run whole")
     ap.add_argument("-v", "--verbose", action="store_true", help="list every test that caught each mutant")
     args = ap.parse_args(argv)
     if args.baseline_junit is not None and not args.focused:
         ap.error("--baseline-junit goes with --focused (the whole suite's baseline is the suite)")
     if args.baseline_junit is not None and not args.baseline_junit.is_file():
         ap.error(f"--baseline-junit {args.baseline_junit}: no such file")
+    if args.first_catch and args.verbose:
+        ap.error("--first-catch and -v disagree: -v lists every test that catches a mutant, --first-catch stops at one")
     if args.jobs < 1:
         ap.error("--jobs takes a whole number of at least 1")
 
@@ -224,7 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"builds    {len(needed)} broken binaries ready ({time.monotonic() - started:.0f}s)", flush=True)
 
     def one(m: Path) -> tuple[Path, Result]:
-        return m, run_suite(m, (caught_by(m) or args.suite) if args.focused else args.suite, extra)
+        return m, run_suite(m, (caught_by(m) or args.suite) if args.focused else args.suite, extra,
+                            first_catch=args.first_catch and not is_control(m))
 
     tally = Tally(verbose=args.verbose)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # each line printed as its mutant ends

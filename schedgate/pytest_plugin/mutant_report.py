@@ -1,5 +1,7 @@
 """Loaded into each mutant run (``-p schedgate.pytest_plugin.mutant_report``): records how every failing test
-failed, so ``schedgate mutants`` counts a mutant as caught only by an assertion in a test body."""
+failed, so ``schedgate mutants`` counts a mutant as caught only by an assertion in a test body. With
+``SCHEDGATE_MUTANT_FIRST_CATCH`` set, the run ends at the first such failure (``--first-catch``): the tests
+after it would only say again that the mutant is caught."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 import pytest
 
 REPORT_ENV = "SCHEDGATE_MUTANT_REPORT"
+FIRST_CATCH_ENV = "SCHEDGATE_MUTANT_FIRST_CATCH"
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -24,3 +27,5 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     with open(path, "a") as f:
         f.write(json.dumps({"test": item.nodeid, "when": rep.when, "assertion": assertion, "line": first[:300]})
                 + "\n")
+    if assertion and rep.when == "call" and os.environ.get(FIRST_CATCH_ENV):
+        item.session.shouldfail = f"caught by {item.nodeid}"
