@@ -104,10 +104,10 @@ class LocalControlPlane:
         ])
         self.procs["etcd"] = etcd
         self.etcd_port = etcd_port
-        etcd_ctx = tls_context(pki / "ca.crt", pki / f"{ETCD_CLIENT}.crt", pki / f"{ETCD_CLIENT}.key")
-        self.timings["etcd"] = wait_ready(etcd, probe("127.0.0.1", etcd_port, "/health", etcd_ctx), 30,
-                                          f"GET https://127.0.0.1:{etcd_port}/health")
 
+        # kube-apiserver starts beside etcd, not after it: its own start (the API groups, their storage and
+        # OpenAPI) takes longer than etcd's, and its etcd clients connect once etcd listens. Each wait below
+        # still fails at once, naming the component, if that process exits.
         self.api_port = free_port()
         api = self.run.start("kube-apiserver", [
             str(self.bins.kube_apiserver),
@@ -125,9 +125,12 @@ class LocalControlPlane:
             "--profiling=false",
         ])
         self.procs["kube-apiserver"] = api
+        etcd_ctx = tls_context(pki / "ca.crt", pki / f"{ETCD_CLIENT}.crt", pki / f"{ETCD_CLIENT}.key")
+        self.timings["etcd"] = wait_ready(etcd, probe("127.0.0.1", etcd_port, "/health", etcd_ctx), 30,
+                                          f"GET https://127.0.0.1:{etcd_port}/health")
         ctx = tls_context(pki / "ca.crt", pki / f"{ADMIN}.crt", pki / f"{ADMIN}.key")
-        self.timings["kube-apiserver"] = wait_ready(api, probe("127.0.0.1", self.api_port, "/readyz", ctx), 60,
-                                                    f"GET https://127.0.0.1:{self.api_port}/readyz")
+        self.timings["kube-apiserver"] = self.timings["etcd"] + wait_ready(  # from its start, beside etcd's
+            api, probe("127.0.0.1", self.api_port, "/readyz", ctx), 60, f"GET https://127.0.0.1:{self.api_port}/readyz")
         for ident in (ADMIN, "kube-scheduler", "kube-controller-manager", "under-test"):
             self._write_kubeconfig(ident)
 

@@ -15,7 +15,7 @@ from kubernetes import client as k8s
 
 from schedgate.cluster import ApiOnlyNodes, Cluster
 from schedgate.objects.builders import PLACEHOLDER_IMAGE
-from schedgate.providers.base import ClusterRequest, Started, binaries, create_in_steps, first_sync, write_info
+from schedgate.providers.base import ClusterRequest, Started, binaries, create_in_steps, first_sync, log, write_info
 from schedgate.providers.local.controlplane import LocalControlPlane, under_test_user
 from schedgate.providers.rbac import grant, user_subject
 from schedgate.runtime.procs import Component, RunDir
@@ -98,8 +98,9 @@ class _Creation:
 
     def run(self) -> Started:
         req = self.req
-        create_in_steps([
-            (f"etcd and kube-apiserver for cluster {req.definition.name!r} in {self.dir.path}", self.cp.start_api),
+        log.info("cluster %r in %s", req.definition.name, self.dir.path)
+        create_in_steps([  # each step's name is its key in the cluster's timings
+            ("etcd and kube-apiserver", self.cp.start_api),
             ("RBAC for the scheduler under test", self.rbac),
             (f"{len(req.definition.nodes())} nodes", self.nodes),
             ("controllers and schedulers", self.cp.start_schedulers),
