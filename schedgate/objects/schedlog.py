@@ -11,8 +11,10 @@ the aggregate reasons, and a few plugins' own per-node lines (TaintToleration, P
 from __future__ import annotations
 
 import json
+import os
 import re
-from collections.abc import Iterable
+import threading
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,58 +109,67 @@ class PodLog:
 
 def parse(lines: Iterable[str]) -> dict[str, PodLog]:
     """``namespace/name`` -> what the log says about that pod, attempt by attempt."""
-    pods: dict[str, PodLog] = {}
+    return _Reader().feed(lines)
 
-    def current(pod: str) -> Attempt:
-        log = pods.setdefault(pod, PodLog())
+
+class _Reader:
+    """The pods of one log so far: lines are fed as they come, and each continues the pod it names."""
+
+    def __init__(self) -> None:
+        self.pods: dict[str, PodLog] = {}
+
+    def _current(self, pod: str) -> Attempt:
+        log = self.pods.setdefault(pod, PodLog())
         if not log.attempts:
             log.attempts.append(Attempt())
         return log.attempts[-1]
 
-    for line in lines:
-        m = _LINE.match(line)
-        if not m:
-            continue
-        msg = m.group(4)
-        if msg not in _WANTED:
-            continue
-        kv = _kv(m.group(5))
-        at = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
-        pod = kv.get("pod")
-        if not isinstance(pod, str):
-            continue
-        if msg == "Attempting to schedule pod":
-            log = pods.setdefault(pod, PodLog())
-            log.attempts.append(Attempt(started=at))
-            log.cycles += 1
-            continue
-        a = current(pod)
-        node = str(kv.get("node", ""))
-        if msg == "Plugin scored node for pod":
-            a.scores.setdefault(node, {})[str(kv.get("plugin"))] = int(str(kv.get("score", 0)))
-        elif msg == "Calculated node's final score for pod":
-            a.totals[node] = int(str(kv.get("score", 0)))
-        elif msg == "Successfully bound pod to node":
-            a.bound_to = node
-            feasible = kv.get("feasibleNodes")
-            a.feasible = feasible if isinstance(feasible, int) else None
-        elif msg == "reserved" and "resourceclaim" in kv:  # PreBind: the claim's allocation and reservation written
-            a.claims_written = at
-        elif msg == "Unable to schedule pod; no fit; waiting":
-            a.failure = str(kv.get("err", ""))
-        elif msg == "Error scheduling pod; retrying":
-            a.failure, a.error = str(kv.get("err", "")), True
-        elif msg == "Pod moved to an internal scheduling queue":
-            plugins = kv.get("unschedulable plugins")
-            a.rejecting = tuple(sorted(plugins)) if isinstance(plugins, dict) else ()
-        elif msg == "node had untolerated taints" and "FilterWithNominatedPods" in str(kv.get("logger", "")):
-            t = kv.get("untoleratedTaint")
-            taint = f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" if isinstance(t, dict) else str(t)
-            a.node_reasons[node] = f"TaintToleration: untolerated taint {taint}"
-        elif msg.startswith(("Node failed spreadConstraint", "Node doesn't have required topology")) \
-                and "FilterWithNominatedPods" in str(kv.get("logger", "")):
-            a.node_reasons[node] = f"PodTopologySpread: {msg}"
-    return pods
+    def feed(self, lines: Iterable[str]) -> dict[str, PodLog]:
+        pods = self.pods
+        for line in lines:
+            m = _LINE.match(line)
+            if not m:
+                continue
+            msg = m.group(4)
+            if msg not in _WANTED:
+                continue
+            kv = _kv(m.group(5))
+            at = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
+            pod = kv.get("pod")
+            if not isinstance(pod, str):
+                continue
+            if msg == "Attempting to schedule pod":
+                log = pods.setdefault(pod, PodLog())
+                log.attempts.append(Attempt(started=at))
+                log.cycles += 1
+                continue
+            a = self._current(pod)
+            node = str(kv.get("node", ""))
+            if msg == "Plugin scored node for pod":
+                a.scores.setdefault(node, {})[str(kv.get("plugin"))] = int(str(kv.get("score", 0)))
+            elif msg == "Calculated node's final score for pod":
+                a.totals[node] = int(str(kv.get("score", 0)))
+            elif msg == "Successfully bound pod to node":
+                a.bound_to = node
+                feasible = kv.get("feasibleNodes")
+                a.feasible = feasible if isinstance(feasible, int) else None
+            elif msg == "reserved" and "resourceclaim" in kv:  # PreBind: the claim's allocation and reservation written
+                a.claims_written = at
+            elif msg == "Unable to schedule pod; no fit; waiting":
+                a.failure = str(kv.get("err", ""))
+            elif msg == "Error scheduling pod; retrying":
+                a.failure, a.error = str(kv.get("err", "")), True
+            elif msg == "Pod moved to an internal scheduling queue":
+                plugins = kv.get("unschedulable plugins")
+                a.rejecting = tuple(sorted(plugins)) if isinstance(plugins, dict) else ()
+            elif msg == "node had untolerated taints" and "FilterWithNominatedPods" in str(kv.get("logger", "")):
+                t = kv.get("untoleratedTaint")
+                taint = f"{t.get('key')}={t.get('value', '')}:{t.get('effect')}" if isinstance(t, dict) else str(t)
+                a.node_reasons[node] = f"TaintToleration: untolerated taint {taint}"
+            elif msg.startswith(("Node failed spreadConstraint", "Node doesn't have required topology")) \
+                    and "FilterWithNominatedPods" in str(kv.get("logger", "")):
+                a.node_reasons[node] = f"PodTopologySpread: {msg}"
+        return pods
 
 
 _WANTED = frozenset({
@@ -170,14 +181,55 @@ _WANTED = frozenset({
     "Node doesn't have required topology label for spread constraint"})
 
 
-def read_logs(paths: Iterable[Path | None]) -> dict[str, PodLog]:
-    """Every pod's attempts across several schedulers' logs (a pod is one scheduler's, so they do not mix)."""
+def read_logs(paths: Iterable[Path | None], namespaces: Collection[str] | None = None) -> dict[str, PodLog]:
+    """Every pod's attempts across several schedulers' logs (a pod is one scheduler's, so they do not mix);
+    with ``namespaces``, only the pods of those.
+
+    Each log is read from where the last call stopped (a session's scheduler logs grow with every test,
+    and reading them whole after each test, or in each poll of a wait, grew with the run)."""
     out: dict[str, PodLog] = {}
-    for p in paths:
-        if p is not None and p.is_file():
-            with p.open(errors="replace") as f:
-                for pod, log in parse(f).items():
-                    mine = out.setdefault(pod, PodLog())
-                    mine.attempts += log.attempts
-                    mine.cycles += log.cycles
+    with _FOLLOWED_LOCK:
+        for gone in [p for p in _FOLLOWED if not p.exists()]:
+            del _FOLLOWED[gone]
+        for p in paths:
+            if p is None:
+                continue
+            pods = _follow(p)
+            for pod, log in pods.items():
+                if namespaces is not None and pod.split("/", 1)[0] not in namespaces:
+                    continue
+                mine = out.setdefault(pod, PodLog())
+                mine.attempts = mine.attempts + log.attempts
+                mine.cycles += log.cycles
     return out
+
+
+@dataclass
+class _Followed:
+    ino: int
+    offset: int = 0
+    reader: _Reader = field(default_factory=_Reader)
+
+
+_FOLLOWED: dict[Path, _Followed] = {}
+_FOLLOWED_LOCK = threading.Lock()
+
+
+def _follow(path: Path) -> dict[str, PodLog]:
+    """The pods of the log at ``path``, its new whole lines read; a log replaced or cut is read anew."""
+    try:
+        f = path.open("rb")
+    except OSError:
+        return {}
+    with f:
+        st = os.fstat(f.fileno())
+        seen = _FOLLOWED.get(path)
+        if seen is None or seen.ino != st.st_ino or st.st_size < seen.offset:
+            seen = _FOLLOWED[path] = _Followed(ino=st.st_ino)
+        f.seek(seen.offset)
+        chunk = f.read()
+    end = chunk.rfind(b"\n") + 1  # a line still being written waits for the next call
+    if end:
+        seen.reader.feed(chunk[:end].decode(errors="replace").splitlines())
+        seen.offset += end
+    return seen.reader.pods

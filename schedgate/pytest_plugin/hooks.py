@@ -202,7 +202,8 @@ def _after_call(item: pytest.Item, rep: pytest.TestReport, state: ItemState) -> 
     timings = [t for ts in per_namespace.values() for t in ts]
     if timings:
         setattr(rep, TIMINGS, summary_row(timings))
-        claims_and_gangs = admission(per_namespace, read_logs(s.log_path for s in distinct(c.schedulers)))
+        claims_and_gangs = admission(per_namespace, read_logs((s.log_path for s in distinct(c.schedulers)),
+                                                              namespaces=per_namespace.keys()))
         if claims_and_gangs:
             setattr(rep, ADMISSION, claims_and_gangs.row())
     when = item.config.getoption("artifacts_on")

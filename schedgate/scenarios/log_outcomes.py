@@ -38,7 +38,7 @@ class Attempts:
 
         def seen(key: str) -> tuple[int, bool]:
             """(scheduling cycles, whether any other line of the pod is in the logs)."""
-            log = read_logs(paths).get(key)
+            log = read_logs(paths, namespaces={r.ns.name}).get(key)
             return (log.cycles, bool(log.attempts)) if log is not None else (0, False)
 
         for name in pods:
