@@ -10,7 +10,7 @@ ARGS    ?=
 
 # Python's compiled files are kept, in the cache folder rather than the tree: with none written (an
 # environment with PYTHONDONTWRITEBYTECODE set), every pytest process (xdist workers, each mutant's run,
-# the tests that start pytest) compiled schedgate and rewrote its asserts again, about 1.8 s a start.
+# the tests that start pytest) compiled schedgate and rewrote its asserts again (README, "What CI costs").
 export PYTHONPYCACHEPREFIX ?= $(or $(SCHEDGATE_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/schedgate)/pycache
 export PYTHONDONTWRITEBYTECODE :=
 

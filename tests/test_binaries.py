@@ -86,3 +86,21 @@ def test_a_mutant_is_linked_when_first_looked_up_and_a_command_never_is(tmp_path
         assert "not a mutant schedgate builds" in str(e)
     else:
         raise AssertionError("a command is not a mutant")
+
+
+def test_an_etcd_that_exits_at_start_is_named_and_the_api_server_started_beside_it_is_stopped(tmp_path):
+    built = ensure_binaries()
+    assets = tmp_path / "assets"
+    assets.mkdir()
+    etcd = assets / "etcd"
+    etcd.write_text(f"#!/bin/sh\n[ \"$1\" = --version ] && exec '{built.path('etcd')}' --version\n"
+                    "echo 'etcdmain: listen tcp: address already in use' >&2\nexit 3\n")
+    etcd.chmod(0o755)
+    used = tmp_path / "used"
+    wrapper(assets / "kube-apiserver", built.path("kube-apiserver"), used)
+    out = child(tmp_path, assets)
+    text = out.stdout + out.stderr
+    assert out.returncode == 4, text[-3000:]
+    assert any("etcd exited with code 3 before it was ready" in x for x in text.splitlines()), text[-3000:]
+    assert "--etcd-servers=" in used.read_text(), "kube-apiserver starts beside etcd, not after it"
+    assert run_dirs(tmp_path) == [] and our_processes(tmp_path) == []
