@@ -19,6 +19,9 @@ class Sample:
 @dataclass(frozen=True)
 class MetricsSnapshot:
     samples: tuple[Sample, ...]
+    # names of the samples that only grow while the process lives: counters, and histograms' and summaries'
+    # _count, _sum and _bucket
+    cumulative: frozenset[str] = frozenset()
 
     def select(self, name: str, **labels: str) -> list[Sample]:
         return [s for s in self.samples
@@ -42,7 +45,10 @@ def parse_metrics(text: str | Iterable[str]) -> MetricsSnapshot:
     """Every sample of a scrape (histograms as their ``_bucket``, ``_sum`` and ``_count`` samples); NaN
     samples are left out. The text format is read by prometheus-client's own parser."""
     body = text if isinstance(text, str) else "\n".join(text)
+    families = list(text_string_to_metric_families(body))
     out = [Sample(s.name, dict(s.labels), float(s.value))
-           for family in text_string_to_metric_families(body) for s in family.samples
+           for family in families for s in family.samples
            if not math.isnan(float(s.value))]
-    return MetricsSnapshot(tuple(out))
+    cumulative = frozenset(s.name for family in families if family.type in ("counter", "histogram", "summary")
+                           for s in family.samples if not s.name.endswith("_created"))
+    return MetricsSnapshot(tuple(out), cumulative)

@@ -80,6 +80,10 @@ class Expect:
     def run(self, r: Run) -> None:
         self.outcome.check(r, list(self.pods), self.timeout, self.index)
 
+    def metrics_read(self) -> tuple[str, ...]:
+        """The schedulers (profiles) whose /metrics this outcome reads: scraped when the scenario begins."""
+        return (self.outcome.scheduler,) if isinstance(self.outcome, Metric) else ()
+
 
 @outcome("scheduledOn", extras=("never", "distinctNodes"))
 @dataclass(frozen=True)
@@ -253,7 +257,10 @@ BOUNDS = ("equals", "atLeast", "atMost")
 @outcome("metric", about_pods=False)
 @dataclass(frozen=True)
 class Metric:
-    """A scheduler's /metrics sample (summed over matching labels) within bounds."""
+    """A scheduler's /metrics sample (summed over matching labels) within bounds. A counter (and a
+    histogram's count, sum and buckets) is counted from the scenario's start: the scheduler is the session's,
+    and an earlier test's errors are not this scenario's (a counter that went back, a restarted scheduler,
+    is counted from 0)."""
 
     scheduler: str
     name: str
@@ -272,22 +279,29 @@ class Metric:
         return cls(scheduler=v.string(mm["scheduler"], f"{w}.scheduler"), name=v.string(mm["name"], f"{w}.name"),
                    labels=tuple((k, str(x)) for k, x in labels.items()), bounds=bounds)
 
-    def value(self, s: MetricsSnapshot) -> float:
-        return s.value(self.name, **dict(self.labels))
+    def value(self, s: MetricsSnapshot, start: MetricsSnapshot | None = None) -> float:
+        now = s.value(self.name, **dict(self.labels))
+        if start is None or self.name not in s.cumulative:
+            return now
+        before = start.value(self.name, **dict(self.labels))
+        return now - before if now >= before else now
 
-    def ok(self, s: MetricsSnapshot) -> bool:
-        v = self.value(s)
+    def ok(self, s: MetricsSnapshot, start: MetricsSnapshot | None = None) -> bool:
+        v = self.value(s, start)
         test = {"equals": lambda b: v == b, "atLeast": lambda b: v >= b, "atMost": lambda b: v <= b}
         return all(test[k](b) for k, b in self.bounds)
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         proc = r.cluster.scheduler(self.scheduler)
+        start = r.metrics_at_start.get(self.scheduler)
         shown = ", ".join(f"{k} {b:g}" for k, b in self.bounds)
         sel = self.name + ("{" + ",".join(f'{k}="{x}"' for k, x in self.labels) + "}" if self.labels else "")
         try:
-            proc.wait_for_metrics(self.ok, f"{sel} {shown}", timeout=timeout)
+            proc.wait_for_metrics(lambda s: self.ok(s, start), f"{sel} {shown}", timeout=timeout)
         except AssertionError as e:
-            raise AssertionError(f"{e} (last value {self.value(proc.metrics()):g})") from None
+            last = proc.metrics()
+            since = " since the scenario began" if start is not None and self.name in last.cumulative else ""
+            raise AssertionError(f"{e} (last value {self.value(last, start):g}{since})") from None
 
 
 @outcome("wholeFreeNodes", about_pods=False)

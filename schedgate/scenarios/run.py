@@ -17,6 +17,7 @@ from schedgate.cluster import Cluster
 from schedgate.faults.extender import Extender
 from schedgate.kube.objects import Objects
 from schedgate.kube.watch import Matcher, wait_for
+from schedgate.objects.metrics import MetricsSnapshot
 from schedgate.objects.pods import Namespace, Pod
 from schedgate.perf import Comparison
 from schedgate.report.figures import Report
@@ -61,6 +62,8 @@ class Run:
     baseline: Callable[[SchedulerConfig, str], tuple[SchedulerConfig, Path | None]] | None = None
     performance: Comparison | None = None  # the last measurePerformance
     pods: dict[str, Pod] = field(default_factory=dict)
+    # each scheduler a metric outcome reads, scraped before the first step: counters count from there
+    metrics_at_start: dict[str, MetricsSnapshot] = field(default_factory=dict)
     extender: Extender | None = None
     transcript: list[str] = field(default_factory=list)
     _objects: Objects | None = None
@@ -82,6 +85,10 @@ class Run:
         started = time.monotonic()
         try:
             for step in self.scenario.steps:
+                read = getattr(step.action, "metrics_read", None)  # Expect: the schedulers its metric outcome reads
+                for profile in (read() if read is not None else ()):
+                    self._scrape_at_start(profile)
+            for step in self.scenario.steps:
                 t0 = time.monotonic()
                 try:
                     step.action.run(self)
@@ -92,6 +99,11 @@ class Run:
                                        f"({time.monotonic() - t0:.2f}s)")
         finally:
             self.close()
+
+    def _scrape_at_start(self, profile: str) -> None:
+        if profile in self.metrics_at_start or profile not in self.cluster.schedulers:
+            return  # a scheduler a step starts later counts from its own start
+        self.metrics_at_start[profile] = self.cluster.scheduler(profile).metrics()
 
     def pod(self, name: str) -> Pod:
         return self.pods[name]
