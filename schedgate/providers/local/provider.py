@@ -14,6 +14,7 @@ from pathlib import Path
 from kubernetes import client as k8s
 
 from schedgate.cluster import ApiOnlyNodes, Cluster
+from schedgate.kube.api import import_api_classes_meanwhile
 from schedgate.objects.builders import PLACEHOLDER_IMAGE
 from schedgate.providers.base import ClusterRequest, Started, binaries, create_in_steps, first_sync, log, write_info
 from schedgate.providers.local.controlplane import LocalControlPlane, under_test_user
@@ -99,6 +100,7 @@ class _Creation:
     def run(self) -> Started:
         req = self.req
         log.info("cluster %r in %s", req.definition.name, self.dir.path)
+        import_api_classes_meanwhile()  # while etcd and kube-apiserver start
         create_in_steps([  # each step's name is its key in the cluster's timings
             ("etcd and kube-apiserver", self.cp.start_api),
             ("RBAC for the scheduler under test", self.rbac),
