@@ -2,11 +2,30 @@
 
 A node watch delivers events in order, and so does a pod watch. The last
 write goes to the sync node (a label with a fresh token); a probe pod per
-scheduler, created after it, can bind only where that token is. Once each
-probe is bound, each scheduler has processed all earlier node and pod
-events. The sync node is cordoned so no other pod goes there; it shows in
-"0/N nodes are available" counts as one node that "were unschedulable",
-never mixed into taint or affinity counts.
+scheduler, created after it, requires that token. Once each scheduler has
+judged its probe against the token, it has processed all earlier node and pod
+events.
+
+The barrier must not change what it measures. The sync node is cordoned and
+its allocatable ``pods`` is 0: no pod fits it, whatever it tolerates (a pod
+tolerating every taint, as every DaemonSet pod does, was placed there when it
+had room). A kube-scheduler's probe is never bound: it asks for
+``schedgate.io/sync``, which no node but the sync node has, and once its
+scheduler has seen the token the only node that passes its node affinity is
+the sync node, where it fails as "Too many pods". That reason in the probe's
+``PodScheduled`` condition is the signal. A probe that is never bound is never
+an assigned pod whose deletion frees room, so it requeues no other pod: a
+pod's scheduling attempts are the same with a barrier as without (a bound
+probe's deletion made NodeResourcesFit retry every pod it had rejected). A
+profile without NodeAffinity cannot steer the probe by the token: its probe
+still lands nowhere, and the signal then says only that the scheduler has seen
+every pod event.
+
+A black box binds its probe (binding is the only sign of life it gives), and
+so does every probe where the cluster has devices (DynamicResources judges a
+node after NodeResourcesFit, so the signal must be the bind): there the sync
+node has room for the probes while they run, and a bound probe's deletion can
+requeue others.
 
 ResourceSlices and DeviceClasses come on watches of their own. Where the
 cluster has devices, the barrier also republishes the sync node's slice (one
@@ -30,9 +49,9 @@ from schedgate.cluster.devices import MANAGED, Devices
 from schedgate.cluster.nodes import MERGE, ready_condition
 from schedgate.errors import ComponentError
 from schedgate.kube.api import ignore_not_found, read_json
-from schedgate.kube.watch import WaitTimeout, WrongOutcome, wait_for
+from schedgate.kube.watch import MATCH, Check, FnMatcher, WaitTimeout, WrongOutcome, fail, pending, wait_for
 from schedgate.objects.builders import make_pod
-from schedgate.objects.matchers import scheduled_on
+from schedgate.objects.matchers import pod_condition
 from schedgate.objects.pods import Namespace, Pod
 from schedgate.runtime.scheduler import Scheduler
 
@@ -43,6 +62,8 @@ SYNC_KEY = "schedgate.io/sync"
 SYNC_DRIVER = "sync.schedgate.io"
 SYNC_CLASS = "schedgate-sync"
 SYNC_TENANT = {"pod": ("tenant-id", "schedgate-sync"), "node": ("schedgate.io/tenant-pool", "schedgate-sync")}
+SYNC_RESOURCE = "schedgate.io/sync"  # only the sync node has it: a probe fits no other node, whatever the profile
+IN_SYNC = "Too many pods"  # NodeResourcesFit's reason on the sync node, past the token's node affinity
 
 
 def is_sync_node(name: str) -> bool:
@@ -57,15 +78,18 @@ class SyncBarrier:
         self.node = node
         self.count = 0
         self.devices = devices
+        self._room: bool | None = None  # the sync node's room for probes, as last set (None: not yet)
 
     def wait(self, schedulers: Iterable[Scheduler], ns: Namespace, timeout: float = 15.0) -> float:
-        """Seconds until each scheduler bound its probe; one that does not within ``timeout`` is warned of."""
+        """Seconds until each scheduler judged its probe against the newest token; one that does not within
+        ``timeout`` is warned of (a black box fails)."""
         started = time.monotonic()
         token = uuid.uuid4().hex[:12]
-        self._ensure_node(token)
-        self.count += 1
         schedulers = list(schedulers)
         dra = self.devices is not None and self.devices.in_use
+        bound = dra or any(getattr(p, "black_box_scheduler", False) for p in schedulers)
+        self._ensure_node(token, room=bound)
+        self.count += 1
         if dra:
             self._publish_sync_devices(token, len(schedulers))
         probes: list[tuple[str, Pod]] = []
@@ -75,6 +99,8 @@ class SyncBarrier:
             name = f"sync-{self.count}-{proc.name}"[:63].rstrip("-")
             b = (make_pod(name).scheduler(profile).require_label(SYNC_KEY, token).tolerate_everything()
                  .label(*SYNC_TENANT["pod"]).request("cpu", "0").request("memory", "0"))
+            if not getattr(proc, "black_box_scheduler", False):
+                b = b.request(SYNC_RESOURCE, "1")
             if dra:
                 claims.append(self._probe_claim(ns, name, i))
                 b = b.manifest({"spec": {"resourceClaims": [{"name": "sync", "resourceClaimName": name}]}})
@@ -82,7 +108,7 @@ class SyncBarrier:
         try:
             for (profile, probe), proc in zip(probes, schedulers, strict=True):
                 try:
-                    wait_for(probe, scheduled_on([self.node]), timeout=timeout)
+                    wait_for(probe, self._judged(bound), timeout=timeout)
                 except (WaitTimeout, WrongOutcome) as e:
                     first = str(e).splitlines()[0]
                     if getattr(proc, "black_box_scheduler", False):  # binding the probe is its only sign of life
@@ -97,6 +123,20 @@ class SyncBarrier:
             for claim in claims:
                 ignore_not_found(self._res.delete_namespaced_resource_claim, claim, ns.name)
         return time.monotonic() - started
+
+    def _judged(self, bound: bool) -> FnMatcher:
+        """The probe's signal: bound to the sync node, or (never bound) refused there as too many pods."""
+
+        def check(pod: dict[str, Any]) -> Check:
+            node = (pod.get("spec") or {}).get("nodeName")
+            if node:
+                return MATCH if node == self.node else fail(f"probe bound to {node!r}, not the sync node")
+            cond = pod_condition(pod) or {}
+            if not bound and cond.get("status") == "False" and IN_SYNC in (cond.get("message") or ""):
+                return MATCH
+            return pending(str(cond.get("message") or "not judged yet"))
+
+        return FnMatcher("bound to the sync node" if bound else f"refused on the sync node ({IN_SYNC})", check)
 
     @property
     def _res(self) -> Any:
@@ -145,15 +185,19 @@ class SyncBarrier:
                 "selectors": [{"cel": {"expression": f'device.attributes["{SYNC_DRIVER}"].slot == {i}'}}]}}]}}})
         return name
 
-    def _ensure_node(self, token: str) -> None:
+    def _ensure_node(self, token: str, room: bool) -> None:
+        """The sync node, labelled with ``token``; with ``room`` for probes to bind, else none (pods 0)."""
         labels = {"kubernetes.io/hostname": self.node, SYNC_KEY: token, SYNC_TENANT["node"][0]: SYNC_TENANT["node"][1]}
         if ignore_not_found(read_json, self.core.read_node, self.node) is None:
             self.core.create_node({"apiVersion": "v1", "kind": "Node",
                                    "metadata": {"name": self.node, "labels": labels}, "spec": {"unschedulable": True}})
-            room = {"cpu": "1", "memory": "1Gi", "pods": "16"}
+            self._room = None
+        if self._room != room:  # an allocatable change requeues pods: only when the kind of barrier changes
+            space = {"cpu": "1", "memory": "1Gi", "pods": "16" if room else "0", SYNC_RESOURCE: "1000"}
             self.core.patch_node_status(self.node, {"status": {
-                "capacity": room, "allocatable": room,
+                "capacity": space, "allocatable": space,
                 "conditions": [ready_condition("schedgate's scheduler-sync node")]}}, _content_type=MERGE)
-        # Cordoned, and cleared of the taints new nodes get: only sync probes go here.
+            self._room = room
+        # Cordoned, and cleared of the taints new nodes get: only sync probes are judged here.
         self.core.patch_node(self.node, {"metadata": {"labels": labels},
                                          "spec": {"unschedulable": True, "taints": None}}, _content_type=MERGE)
