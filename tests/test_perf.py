@@ -15,6 +15,7 @@ from schedgate.objects.metrics import parse_metrics
 from schedgate.perf import BASELINE, UNDER_TEST, Budget, Comparison, Side, Turn, Workload, broken, figures, perf_files
 from schedgate.perf.histogram import EXTENSION_POINTS, merged, quantile
 from schedgate.perf.measure import order, turn_nodes
+from schedgate.perf.stats import PairedCpu, PairedRound
 from schedgate.scenarios.load import load_scenario
 from schedgate.spec.cluster import NodeSpec
 from schedgate.spec.schedconfig import IN_TREE_PLUGINS, load_scheduler_config, parse_scheduler_config
@@ -203,6 +204,41 @@ def test_a_cpu_budget_without_the_cpu_metric_fails_and_says_why():
                         "in its /metrics"]
 
 
+def paired(ratios: list[float], pods: int = 100) -> list[PairedRound]:
+    return [PairedRound(index=i, pods=pods, under_test=0.4 * r, baseline=0.4, seconds=3.0)
+            for i, r in enumerate(ratios)]
+
+
+def test_paired_rounds_give_a_geometric_mean_ratio_and_its_95_percent_interval():
+    pc = PairedCpu.of(paired([0.95, 1.0, 1.05, 1.0]))
+    assert pc is not None and pc.rounds == 4 and pc.ratio == pytest.approx(0.99937, abs=1e-5)
+    # sd of the logs 0.0409, t(3) 3.182: half-width 0.0651 in logs
+    assert pc.low == pytest.approx(0.9365, abs=1e-4) and pc.high == pytest.approx(1.0665, abs=1e-4)
+    assert pc.under_test == pytest.approx(0.004) and pc.baseline == pytest.approx(0.004)
+    assert PairedCpu.of([]) is None
+    assert PairedCpu.of(paired([1.0])).high == float("inf")  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("ratios, budget, problem", [
+    ([0.97, 1.02, 1.0, 0.99, 1.03, 0.98], 1.12, None),
+    ([1.30, 1.28, 1.33, 1.31, 1.29, 1.32], 1.12, "CPU per pod 1.305 (95 % 1.285-1.325 over 6 paired rounds) times the "
+                                                 "baseline's (5.220 vs 4.000 ms; budget at most 1.12)"),
+    # a mean within the budget but an interval reaching over it does not pass by default
+    ([0.90, 1.25, 1.0, 1.15], 1.12, "CPU per pod undecided: 1.067 (95 % 0.846-1.345 over 4 paired rounds) times "
+                                    "the baseline's, an interval reaching over the budget of 1.12"),
+    ([1.0, 1.0], 1.12, "CPU per pod cannot be decided from 2 paired round(s); at least 3 (pairedRounds)"),
+])
+def test_a_cpu_budget_on_paired_rounds_passes_only_when_its_whole_interval_is_within(ratios, budget, problem):
+    same = {"0.001": 100, "+Inf": 100}
+    c = comparison(same, same, cpu=(9.0, 3.0))  # the turns' CPU, 3 times the baseline's: paired rounds decide
+    c.paired = paired(ratios)
+    problems = broken(figures(c), Budget(cpu_per_pod=budget))
+    if problem is None:
+        assert problems == []
+    else:
+        assert len(problems) == 1 and problems[0].startswith(problem)
+
+
 def test_the_artifacts_carry_both_sides_every_turn_and_a_plot():
     c = comparison({"0.001": 100, "+Inf": 100}, {"0.001": 100, "+Inf": 100})
     files = perf_files(c, figures(c))
@@ -210,6 +246,10 @@ def test_the_artifacts_carry_both_sides_every_turn_and_a_plot():
     # the header and the two baseline turns
     assert files["perf.csv"].count(f",{BASELINE},") == 3 and "throughput (pods/s),100.0,100.0,1.00" in files["perf.csv"]
     assert "<svg" in files["perf.html"] and files["perf.html"].count("<polyline") == 2
+    c.paired = paired([1.0, 1.1, 0.9])
+    text = perf_files(c, figures(c))["perf.csv"]
+    assert "CPU per pod in paired rounds (ms),4.000,4.000,0.997 (95 % 0.777-1.279 over 3 paired rounds)" in text
+    assert "\n3,100,3.600,4.000,0.900,3.0\n" in text
 
 
 STEP = """\
@@ -249,6 +289,8 @@ def test_a_performance_file_parses_into_a_workload_and_a_budget(tmp_path):
     ("{atLeast: 0.8}", "{atLeast: 0.8}, cpuPerPod: {atMost: 0}", "steps[1].expect.performance.cpuPerPod.atMost"),
     ("{atLeast: 0.8}", "{atLeast: 0.8}, cpuPerPod: 1.2", "steps[1].expect.performance.cpuPerPod"),
     ("count: 10", "count: 0", "steps[0].measurePerformance.nodes.count"),
+    ("pods: {gpus: 1}", "pods: {gpus: 1}\n      pairedRounds: 31", "steps[0].measurePerformance.pairedRounds"),
+    ("pods: {gpus: 1}", "pods: {gpus: 1}\n      pairedPods: 5", "steps[0].measurePerformance.pairedPods"),
     ("{p99: {atMost: 3}}", "{}", "steps[1].expect.performance.extensionPoints.Filter: needs a budget: p50 or p99"),
     ("{p99: {atMost: 3}}", "{p90: {atMost: 3}}", "steps[1].expect.performance.extensionPoints.Filter"),
 ])

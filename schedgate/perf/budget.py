@@ -2,7 +2,7 @@
 
 A budget is a ratio, never a time: ``throughput`` at least this share of the baseline's pods/s,
 ``p50``/``p99`` create->bound at most this multiple of the baseline's, ``cpuPerPod`` the scheduler
-process's CPU seconds per backlog pod at most this multiple of the baseline's, and per extension point
+process's CPU seconds per pod at most this multiple of the baseline's, and per extension point
 (``Filter``, ``PreBind``, ... or ``*`` for each) a p50 or p99 at most this multiple. On a shared machine
 an absolute number measures the machine; the same workload through a baseline in the same run,
 turns alternating, measures the scheduler. A broken budget names the extension point whose time
@@ -12,6 +12,11 @@ An extension point's ratio counts only when its p99 grew by more than a tenth of
 create->bound p50 (:data:`NEGLIGIBLE`): a point that takes 0.2 ms in the baseline and 1 ms under test
 is five times slower and cannot be what slows a pod that takes 30 ms (histogram buckets below a
 millisecond are a factor of two apart, and one scrape's p99 of them is mostly noise).
+
+``cpuPerPod`` with paired rounds (:class:`~schedgate.perf.stats.PairedCpu`) holds only when the whole
+95 % confidence interval of the ratio is within the budget: a ratio above it fails as over budget, an
+interval that reaches over it fails as undecided (run more rounds), and fewer than
+:data:`MIN_PAIRED_ROUNDS` rounds cannot decide. Without paired rounds it compares the turns' backlog CPU.
 """
 
 from __future__ import annotations
@@ -21,11 +26,13 @@ from dataclasses import dataclass, field
 
 from schedgate.objects.metrics import MetricsSnapshot
 from schedgate.perf.histogram import EXTENSION_POINTS, PLUGINS, Quantile, label_values, merged, quantile
-from schedgate.perf.measure import BASELINE, UNDER_TEST, Comparison, percentile
+from schedgate.perf.measure import BASELINE, UNDER_TEST, Comparison
+from schedgate.perf.stats import PairedCpu, percentile
 
 ALL_POINTS = "*"
 QUANTILES = {"p50": 0.5, "p99": 0.99}
 NEGLIGIBLE = 0.1  # an extension point's growth below this share of the baseline's create->bound p50 is noise
+MIN_PAIRED_ROUNDS = 3
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,7 @@ class SideFigures:
 class Figures:
     under_test: SideFigures
     baseline: SideFigures
+    paired: PairedCpu | None = None
 
     @property
     def throughput(self) -> float:
@@ -88,6 +96,8 @@ class Figures:
         out = [("throughput (pods/s)", f"{u.throughput:.1f}", f"{b.throughput:.1f}", f"{self.throughput:.2f}"),
                ("CPU per pod (ms)", f"{u.cpu_per_pod * 1000:.2f}", f"{b.cpu_per_pod * 1000:.2f}",
                 f"{self.cpu_per_pod:.3f}"),
+               *([("CPU per pod in paired rounds (ms)", f"{self.paired.under_test * 1000:.3f}",
+                   f"{self.paired.baseline * 1000:.3f}", self.paired.shown())] if self.paired else []),
                ("create->bound p50 (ms)", f"{u.p50 * 1000:.1f}", f"{b.p50 * 1000:.1f}", f"{self.p50:.2f}"),
                ("create->bound p99 (ms)", f"{u.p99 * 1000:.1f}", f"{b.p99 * 1000:.1f}", f"{self.p99:.2f}")]
         for p in self.points():
@@ -134,7 +144,7 @@ def figures(c: Comparison) -> Figures:
                            p99=percentile(lat, 0.99), metrics=merged(t.metrics for t in turns),
                            cpu_per_pod=cpu / pods if pods else 0.0)
 
-    return Figures(side(UNDER_TEST), side(BASELINE))
+    return Figures(side(UNDER_TEST), side(BASELINE), PairedCpu.of(c.paired))
 
 
 def broken(f: Figures, budget: Budget) -> list[str]:
@@ -156,7 +166,18 @@ def _broken(f: Figures, budget: Budget) -> list[tuple[str, str]]:
         if ratio > limit:
             out.append(("", f"create->bound {name} {ratio:.2f} times the baseline's ({mine * 1000:.1f} vs "
                             f"{theirs * 1000:.1f} ms; budget at most {limit})"))
-    if budget.cpu_per_pod is not None:
+    if budget.cpu_per_pod is not None and f.paired is not None:
+        pc, limit = f.paired, budget.cpu_per_pod
+        if pc.rounds < MIN_PAIRED_ROUNDS:
+            out.append(("", f"CPU per pod cannot be decided from {pc.rounds} paired round(s); at least "
+                            f"{MIN_PAIRED_ROUNDS} (pairedRounds)"))
+        elif pc.ratio > limit:
+            out.append(("", f"CPU per pod {pc.shown()} times the baseline's ({pc.under_test * 1000:.3f} vs "
+                            f"{pc.baseline * 1000:.3f} ms; budget at most {limit})"))
+        elif pc.high > limit:
+            out.append(("", f"CPU per pod undecided: {pc.shown()} times the baseline's, an interval reaching "
+                            f"over the budget of {limit}; more paired rounds would decide"))
+    elif budget.cpu_per_pod is not None:
         if u.cpu_per_pod <= 0 or b.cpu_per_pod <= 0:
             out.append(("", "CPU per pod cannot be compared: a side's scheduler reported no "
                             "process_cpu_seconds_total in its /metrics"))

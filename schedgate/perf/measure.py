@@ -23,36 +23,55 @@ Every pod must bind inside its turn's nodes; ``Unschedulable`` or ``SchedulerErr
 The turns alternate A B B A (``rounds`` of each side), so a machine getting slower or faster during
 the run does not favour either side; before them the baseline runs one warm-up turn (a backlog of up to
 ``WARM_UP`` pods), not measured.
+
+Then, with ``paired_rounds``, CPU per pod is measured with both sides' schedulers running at once, each on
+its own copy of the nodes: in each round schedgate creates ``paired_pods`` pods of each side, one of A,
+one of B, in turn, waits for all to bind, deletes them and waits until they are gone; each scheduler's
+CPU time over that round, over its pods, is its CPU per pod. The machine's speed changes from second to
+second on a shared host (the same build's CPU per pod ranged 2.7-3.8 ms from one turn to the next here,
+with the API server's moving with it), and a paired round sees the same machine on both sides: the same
+build's ratio ranged 0.95-1.10 per round. The rounds' ratios give a 95 % confidence interval
+(:class:`PairedCpu`). A round counts the pods' deletion too, so a scheduler's debt from one round is not
+paid in the next. One round of ``PAIRED_WARM_UP`` pods runs first, not measured.
 """
 
 from __future__ import annotations
 
 import logging
-import statistics
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from schedgate.cluster import Cluster
-from schedgate.kube.watch import MATCH, Check, fail, pending, wait_for, wait_for_items
+from schedgate.kube.watch import MATCH, pending, wait_for, wait_for_items
 from schedgate.objects.builders import PodBuilder
-from schedgate.objects.matchers import pod_condition, scheduled_on
+from schedgate.objects.matchers import scheduled_on
 from schedgate.objects.metrics import MetricsSnapshot
 from schedgate.objects.pods import Namespace
-from schedgate.report.timing import event_time
+from schedgate.perf.stats import PairedRound
+from schedgate.perf.waits import (
+    NamespaceGone,
+    all_bound,
+    bound_by_side,
+    cpu_seconds,
+    create_all,
+    process_cpu,
+    scheduled_times,
+)
 from schedgate.runtime.progress import LIVE
+from schedgate.runtime.scheduler import Scheduler
 from schedgate.spec.cluster import HOSTNAME, NodeSpec
 from schedgate.spec.schedconfig import SchedulerConfig
 
 log = logging.getLogger("schedgate")
 RUN_LABEL = "schedgate.io/perf-run"
 UNDER_TEST, BASELINE = "under test", "baseline"
-CPU_METRIC = "process_cpu_seconds_total"  # every Kubernetes component's /metrics has it (legacyregistry)
 PHASES = ("create backlog", "start scheduler", "backlog bound", "one at a time", "stop scheduler", "delete pods")
 WARM_UP = 200  # backlog pods of the unmeasured warm-up turn (after one of 50, the first turn was the slowest)
+PAIRED_WARM_UP = 20  # pods of each side in the unmeasured first paired round
+PAIRED_TAG = "-b"  # the baseline's copy of the nodes in the paired rounds: label <tag>-b
 
 
 @dataclass(frozen=True)
@@ -79,6 +98,8 @@ class Workload:
     one_at_a_time: int = 30
     rounds: int = 2
     timeout: float = 300.0
+    paired_rounds: int = 0      # rounds of both sides at once (CPU per pod), after the turns; 0: none
+    paired_pods: int = 100      # pods of each side in a paired round
 
 
 @dataclass
@@ -105,11 +126,12 @@ class Turn:
 
 @dataclass
 class Comparison:
-    """Both sides' turns, in the order they ran."""
+    """Both sides' turns, in the order they ran, and the paired rounds after them."""
 
     workload: Workload
     sides: tuple[Side, Side]
     turns: list[Turn] = field(default_factory=list)
+    paired: list[PairedRound] = field(default_factory=list)
 
     def of(self, side: str) -> list[Turn]:
         return [t for t in self.turns if t.side == side]
@@ -146,11 +168,13 @@ def compare(cluster: Cluster, under_test: Side, baseline: Side, workload: Worklo
             log.info("performance: turn %d of %d, %s (%s), %d nodes", i + 1, 2 * workload.rounds, side.label,
                      side.profile, workload.nodes, extra=LIVE)
             result.turns.append(run_turn(cluster, side, workload, names, ns, tag, i))
+        if workload.paired_rounds:
+            result.paired = run_paired(cluster, result.sides, workload, names, ns, tag)
     finally:
         ns.clean(timeout=workload.timeout)
         # The namespace controller then deletes the turns' events: wait for it, so that work does not fall
         # into the next test.
-        wait_for_items(_Gone(cluster, ns.name), lambda items: MATCH if not items else pending("terminating"),
+        wait_for_items(NamespaceGone(cluster, ns.name), lambda items: MATCH if not items else pending("terminating"),
                        f"namespace {ns.name} gone", workload.timeout)
         cluster.nodes.remove_added(names)
     return result
@@ -172,17 +196,15 @@ def run_turn(cluster: Cluster, side: Side, workload: Workload, names: list[str],
     proc = None
     marks = [time.monotonic()]  # each part's start, and the end
     try:
-        pods = [workload.pod(f"{turn}backlog-{i}").scheduler(side.profile).require_label(RUN_LABEL, tag)
-                for i in range(1, workload.backlog + 1)]
-        for b in pods:
-            cluster.core.create_namespaced_pod(ns.name, cluster.pod_manifest(b))
+        create_all(cluster, ns, [workload.pod(f"{turn}backlog-{i}").scheduler(side.profile)
+                                 .require_label(RUN_LABEL, tag) for i in range(1, workload.backlog + 1)])
         marks.append(time.monotonic())
         proc = cluster.start_scheduler(side.config, side.binary)
         cpu_ready = cpu_seconds(proc.metrics())
         marks.append(time.monotonic())
-        wait_for_items(ns, _all_bound(set(names), workload.backlog), f"{workload.backlog} backlog pods bound "
+        wait_for_items(ns, all_bound(set(names), workload.backlog), f"{workload.backlog} backlog pods bound "
                        f"by {side.label} ({side.profile})", workload.timeout)
-        times = _scheduled_times(ns, workload.backlog, workload.timeout, f"{turn}backlog-")
+        times = scheduled_times(ns, workload.backlog, workload.timeout, f"{turn}backlog-")
         drain = max(times.values()) - min(times.values())
         cpu_backlog = cpu_seconds(proc.metrics())
         marks.append(time.monotonic())
@@ -190,7 +212,7 @@ def run_turn(cluster: Cluster, side: Side, workload: Workload, names: list[str],
             b = workload.pod(f"{turn}single-{i}").scheduler(side.profile).require_label(RUN_LABEL, tag)
             pod = b.create(ns)
             wait_for(pod, scheduled_on(names), timeout=workload.timeout)
-        singles = _scheduled_times(ns, workload.one_at_a_time, workload.timeout, f"{turn}single-")
+        singles = scheduled_times(ns, workload.one_at_a_time, workload.timeout, f"{turn}single-")
         created = {p.name: p.created_wall for p in ns.pods}
         latencies = [max(0.0, at - created[name]) for name, at in singles.items()]
         metrics = proc.metrics()
@@ -207,73 +229,38 @@ def run_turn(cluster: Cluster, side: Side, workload: Workload, names: list[str],
                 phases={p: b - a for p, a, b in zip(PHASES, marks[:-1], marks[1:], strict=True)})
 
 
-def cpu_seconds(m: MetricsSnapshot) -> float:
-    """The scheduler process's CPU time so far (user and system), as its /metrics says."""
-    return m.value(CPU_METRIC)
-
-
-@dataclass(frozen=True)
-class _Gone:
-    """The namespace ``name``, as a collection of at most one."""
-
-    cluster: Cluster
-    name: str
-
-    def describe(self) -> str:
-        return f"namespace {self.name}"
-
-    def list_call(self) -> tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]:
-        return self.cluster.core.list_namespace, (), {"field_selector": f"metadata.name={self.name}"}
-
-    def check_health(self) -> None:
-        self.cluster.check_health()
-
-
-def _all_bound(nodes: set[str], count: int) -> Callable[[list[dict[str, Any]]], Check]:
-    allowed = sorted(nodes)[:3]
-
-    def check(items: list[dict[str, Any]]) -> Check:
-        left = 0
-        for p in items:
-            node = (p.get("spec") or {}).get("nodeName")
-            name = p["metadata"]["name"]
-            if node and node not in nodes:
-                return fail(f"pod {name} bound to {node!r}, outside its turn's nodes ({', '.join(allowed)}, ...)")
-            cond = pod_condition(p) or {}
-            if not node and cond.get("status") == "False" and cond.get("reason") in ("Unschedulable",
-                                                                                       "SchedulerError"):
-                return fail(f"pod {name} is {cond['reason']}: {cond.get('message')!r}; a performance "
-                            "workload must fit its nodes")
-            left += not node
-        return MATCH if len(items) >= count and not left else pending(f"{left} of {len(items)} not bound")
-
-    return check
-
-
-def _scheduled_times(ns: Namespace, count: int, timeout: float, prefix: str) -> dict[str, float]:
-    """The ``Scheduled`` event time (µs, the scheduler's clock) of each pod named ``prefix*``, once ``count``
-    of them have one (the scheduler writes events after binding, asynchronously)."""
-    found: dict[str, float] = {}
-
-    def have_all(items: Sequence[dict[str, Any]]) -> Check:
-        found.clear()
-        for e in items:
-            reg = e.get("regarding") or {}
-            at = event_time(e)
-            name = reg.get("name", "")
-            if e.get("reason") == "Scheduled" and reg.get("kind") == "Pod" and at is not None \
-                    and name.startswith(prefix):
-                found[name] = at
-        return MATCH if len(found) >= count else pending(f"{len(found)} of {count} Scheduled events")
-
-    wait_for_items(ns.events, have_all, f"{count} Scheduled events of pods {prefix}*", timeout)
-    return dict(found)
-
-
-def median(xs: Sequence[float]) -> float:
-    return statistics.median(xs) if xs else 0.0
-
-
-def percentile(xs: Sequence[float], q: float) -> float:
-    s = sorted(xs)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))] if s else 0.0
+def run_paired(cluster: Cluster, sides: tuple[Side, Side], workload: Workload, names: list[str], ns: Namespace,
+               tag: str) -> list[PairedRound]:
+    """The paired rounds: both sides' schedulers at once, the side under test on the comparison's nodes
+    ``names`` (label ``tag``), the baseline on a copy of them made now (label ``tag`` + ``PAIRED_TAG``)."""
+    copy = turn_nodes(workload, tag + PAIRED_TAG)
+    cluster.nodes.add_many(copy)
+    cluster.settle()
+    placed = {sides[0].profile: (set(names), tag), sides[1].profile: ({s.name for s in copy}, tag + PAIRED_TAG)}
+    procs: list[Scheduler] = []
+    rounds: list[PairedRound] = []
+    try:
+        for side in sides:
+            procs.append(cluster.start_scheduler(side.config, side.binary))
+        for i in range(-1, workload.paired_rounds):
+            pods = PAIRED_WARM_UP if i < 0 else workload.paired_pods
+            log.info("performance: paired round %d of %d, both sides at once, %d pods each", i + 1,
+                     workload.paired_rounds, pods, extra=LIVE)
+            before = [process_cpu(p) for p in procs]
+            t0 = time.monotonic()
+            create_all(cluster, ns, [workload.pod(f"p{i + 1}-{side.profile}-{k}").scheduler(side.profile)
+                                     .require_label(RUN_LABEL, placed[side.profile][1])
+                                     for k in range(1, pods + 1) for side in sides])
+            wait_for_items(ns, bound_by_side(placed, 2 * pods), f"{pods} pods of each side bound (paired round "
+                           f"{i + 1})", workload.timeout)
+            ns.delete_pods(workload.timeout)
+            after = [process_cpu(p) for p in procs]
+            if i >= 0:
+                rounds.append(PairedRound(index=i, pods=pods, under_test=after[0] - before[0],
+                                          baseline=after[1] - before[1], seconds=time.monotonic() - t0))
+    finally:
+        for p in procs:
+            cluster.stop_scheduler(p)
+        ns.delete_pods(workload.timeout)
+        cluster.nodes.remove_added([s.name for s in copy])
+    return rounds

@@ -33,6 +33,13 @@ def _csv(c: Comparison, f: Figures) -> str:
                     f"{lat[len(lat) // 2] * 1000:.2f}" if lat else "-", f"{t.seconds:.1f}",
                     " ".join(f"{x:.2f}" for x in t.cpu), f"{t.cpu_per_pod * 1000:.2f}",
                     *(f"{t.phases[p]:.1f}" if p in t.phases else "-" for p in PHASES)])
+    if c.paired:
+        w.writerow([])
+        w.writerow(["paired round", "pods each", f"CPU per pod {UNDER_TEST} (ms)", f"CPU per pod {BASELINE} (ms)",
+                    "ratio", "round (s)"])
+        for r in c.paired:
+            w.writerow([r.index + 1, r.pods, f"{r.under_test / r.pods * 1000:.3f}",
+                        f"{r.baseline / r.pods * 1000:.3f}", f"{r.ratio:.3f}", f"{r.seconds:.1f}"])
     return out.getvalue()
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from schedgate.cluster import Cluster, ComponentDied
+from schedgate.cluster.apiserver import read_feature_gates
 from schedgate.errors import ComponentError
 from schedgate.runtime.binaries import resolve
 from schedgate.runtime.progress import ticking
@@ -128,6 +129,10 @@ def write_info(run: Path, req: ClusterRequest, cluster: Cluster) -> None:
             "scheduler_config": req.scheduler_config.source, "profiles": sorted(cluster.schedulers),
             "kubeconfig": str(cluster.kubeconfig), "kubernetes": cluster.kubernetes_version,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "kept": req.keep}
+    if req.definition.gates or req.provider == "existing":
+        # The gates the API server has on, as its /metrics says: on a cluster schedgate did not make, all
+        # it can tell of them (a scrape of the API server's metrics takes a moment, so only then).
+        info["feature_gates_on"] = sorted(name for name, on in read_feature_gates(cluster.api).items() if on)
     (run / INFO).write_text(json.dumps(info, indent=1) + "\n")
 
 

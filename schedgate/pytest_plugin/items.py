@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from schedgate.cluster import Cluster
+from schedgate.cluster.apiserver import read_feature_gates
 from schedgate.errors import SchedgateError
 from schedgate.providers import ClusterRequest, Started, provider, start_cluster
 from schedgate.pytest_plugin.baseline import baseline_for
@@ -203,9 +204,13 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
     skip_unmet(scenario.scheduler or request_from(pytestconfig).scheduler_config, needs, scenario.source)
     if _same(scenario, request_from(pytestconfig)):
         cluster: Cluster = request.getfixturevalue("cluster")
-    else:
+    else:  # a version too old for a feature skips before a cluster of the scenario's own definition starts
+        too_old = skip_reason(needs, request.getfixturevalue("cluster").kubernetes_version, scenario.source)
+        if too_old:
+            pytest.skip(too_old)
         cluster = request.getfixturevalue("schedgate_extra_clusters").get(scenario)
-    too_old = skip_reason(needs, cluster.kubernetes_version, scenario.source)
+    too_old = skip_reason(needs, cluster.kubernetes_version, scenario.source,
+                          lambda: read_feature_gates(cluster.api))
     if too_old:
         pytest.skip(too_old)
     state = item_state(item, cluster)

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Protocol
 
 from schedgate.kube.journal import replay
+from schedgate.runtime.introspect import task_cpu_seconds
 
 RUN_PREFIX = "schedgate-run-"
 _PR_SET_PDEATHSIG = 1
@@ -182,6 +183,14 @@ class ProcessHandle:
     @property
     def log_path(self) -> Path | None:
         return self.proc.log if self.proc else None
+
+    def cpu_seconds(self) -> float | None:
+        """The running process's CPU time so far, to the nanosecond: the sum of its threads' run time
+        (``/proc/<pid>/task/*/schedstat``); ``None`` when it does not run. ``process_cpu_seconds_total`` in
+        its /metrics counts clock ticks (10 ms), a few per cent of a short measurement."""
+        if self.proc is None or not self.proc.alive():
+            return None
+        return task_cpu_seconds(self.proc.pid)
 
 
 @dataclass

@@ -31,8 +31,10 @@ from pathlib import Path
 from typing import TextIO
 
 from schedgate.errors import ToolchainError
+from schedgate.runtime.introspect import settable_gates_of
 from schedgate.runtime.pins import Pin, select
 from schedgate.runtime.progress import log, say_live, shown_on, ticking
+from schedgate.spec.gates import Gate
 from schedgate.spec.shipped import shipped
 
 COMMANDS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "schedgate-pki",
@@ -51,6 +53,7 @@ MUTANT_BUILDS = {
     "kube-scheduler-slow-filter": ("./cmd/kube-scheduler", "slow-filter"),
     "kube-scheduler-prefilter-preload": ("./cmd/kube-scheduler", "prefilter-preload"),
     "kube-scheduler-serial-bind": ("./cmd/kube-scheduler", "serial-bind"),
+    "kube-scheduler-busy-prefilter": ("./cmd/kube-scheduler", "busy-prefilter"),
     # The reference independent scheduler (go/cmd/schedgate-pool-scheduler, go/pkg/poolscheduler/mutants.go).
     "schedgate-pool-scheduler-ignores-gpu-capacity": ("./cmd/schedgate-pool-scheduler", "pool-ignores-gpu-capacity"),
     "schedgate-pool-scheduler-bind-unchecked": ("./cmd/schedgate-pool-scheduler", "pool-bind-unchecked"),
@@ -125,6 +128,10 @@ class Binaries:
     @property
     def pki(self) -> Path:
         return self.path("schedgate-pki")
+
+    def feature_gates(self) -> Mapping[str, Gate]:
+        """The feature gates the pinned kube-apiserver lets one set (its ``--help``), by name."""
+        return settable_gates_of(str(self.kube_apiserver))
 
     @property
     def programs(self) -> Mapping[str, Path]:

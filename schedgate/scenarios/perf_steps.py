@@ -30,7 +30,8 @@ class MeasurePerformance:
     profile minus out-of-tree plugins (``in-tree``, the default) or the same (``same``), through the pinned
     kube-scheduler, unless ``--baseline-scheduler-config``/``--baseline-scheduler-binary`` say otherwise.
     ``nodes``: ``count`` nodes (made once, empty at each turn) ``like`` a pool, with ``capacity``, ``labels`` and
-    ``annotations`` over the pool's; ``pods``: template fields; ``backlog``, ``oneAtATime``, ``rounds``."""
+    ``annotations`` over the pool's; ``pods``: template fields; ``backlog``, ``oneAtATime``, ``rounds``;
+    ``pairedRounds`` rounds of both sides at once, ``pairedPods`` pods each, for CPU per pod."""
 
     role: str | None
     config: SchedulerConfig | None
@@ -43,12 +44,15 @@ class MeasurePerformance:
     one_at_a_time: int
     rounds: int
     timeout: float
+    paired_rounds: int = 0
+    paired_pods: int = 100
 
     @classmethod
     def parse(cls, p: Parser, raw: Any, w: str) -> MeasurePerformance:
         v = p.v
         m = v.mapping(raw, w, required=("nodes", "pods"), allowed=(
-            "config", "profile", "baseline", "nodes", "pods", "backlog", "oneAtATime", "rounds", "timeout"))
+            "config", "profile", "baseline", "nodes", "pods", "backlog", "oneAtATime", "rounds", "pairedRounds",
+            "pairedPods", "timeout"))
         if ("config" in m) == ("profile" in m):
             v.fail(w, "needs exactly one of: profile (of the configuration under test), config (a role or file)")
         role = config = profile = None
@@ -80,6 +84,8 @@ class MeasurePerformance:
                    backlog=v.whole(m.get("backlog", 200), f"{w}.backlog", minimum=2, maximum=MAX_PODS),
                    one_at_a_time=v.whole(m.get("oneAtATime", 30), f"{w}.oneAtATime", minimum=2, maximum=MAX_PODS),
                    rounds=v.whole(m.get("rounds", 2), f"{w}.rounds", minimum=1, maximum=10),
+                   paired_rounds=v.whole(m.get("pairedRounds", 0), f"{w}.pairedRounds", minimum=0, maximum=30),
+                   paired_pods=v.whole(m.get("pairedPods", 100), f"{w}.pairedPods", minimum=10, maximum=MAX_PODS),
                    timeout=v.number(m.get("timeout", 300), f"{w}.timeout", minimum=1, maximum=MAX_SECONDS))
 
     def _under_test(self, r: Run) -> SchedulerConfig:
@@ -97,10 +103,11 @@ class MeasurePerformance:
         under_test = Side(UNDER_TEST, mine.renamed("-under-test"))
         baseline = Side(BASELINE, base_cfg.renamed("-baseline"), base_bin)
         workload = Workload(nodes=self.count, node=self.node, pod=self.pods.builder, backlog=self.backlog,
-                            one_at_a_time=self.one_at_a_time, rounds=self.rounds, timeout=self.timeout)
+                            one_at_a_time=self.one_at_a_time, rounds=self.rounds, timeout=self.timeout,
+                            paired_rounds=self.paired_rounds, paired_pods=self.paired_pods)
         r.performance = compare(r.cluster, under_test, baseline, workload)
         f = figures(r.performance)
-        for name, mine_, theirs, ratio in f.rows()[:4]:
+        for name, mine_, theirs, ratio in f.rows()[:5 if f.paired else 4]:
             r.figure(f"{name}: under test / baseline", f"{mine_} / {theirs} = {ratio}")
         if r.report:
             for fname, text in perf_files(r.performance, f).items():
@@ -112,7 +119,8 @@ class MeasurePerformance:
 class Performance:
     """Budgets on the last ``measurePerformance``, as ratios to the baseline: ``throughput: {atLeast: R}``,
     ``p50``/``p99``: ``{atMost: R}`` (create->bound), ``cpuPerPod: {atMost: R}`` (the scheduler's CPU
-    time per backlog pod), ``extensionPoints: {Filter: {p99: {atMost: R}}, PreBind:
+    time per pod: of the paired rounds when there are some, its whole 95 % interval within R; else per
+    backlog pod of the turns), ``extensionPoints: {Filter: {p99: {atMost: R}}, PreBind:
     {p50: {atMost: R}}, ...}`` (``"*"``: every point)."""
 
     budget: Budget

@@ -109,6 +109,12 @@ TYPES: dict[str, Schema] = {
     "Scenario.templates": {"type": "object", "propertyNames": DNS, "additionalProperties": ref("template")},
     "Cluster.apiVersion": {"const": API_VERSION}, "Cluster.kind": {"const": "Cluster"}, "Cluster.name": DNS,
     "Cluster.pools": _list(ref("pool")), "Cluster.nodes": _list(NODE_OR_MANIFEST),
+    "Cluster.featureGates": {"type": "object", "propertyNames": {"pattern": "^[A-Z][A-Za-z0-9]*$"},
+                             "additionalProperties": {"type": "boolean"},
+                             "description": "feature gate -> on, for every component (checked against the pinned "
+                                            "kube-apiserver's own list)"},
+    "Cluster.runtimeConfig": {"type": "object", "additionalProperties": {"type": "boolean"},
+                              "description": "API group/version -> served, for the API server's --runtime-config"},
     "pool.name": {**DNS, "description": "its nodes are NAME-1 .. NAME-COUNT"}, "pool.count": _int(1, MAX_NODES),
     "Cluster.deviceClasses": _list({"anyOf": [{**STR, "description": "a file of one DeviceClass manifest"}, {
         "type": "object", "description": "a DeviceClass manifest (resource.k8s.io/v1)"}]}, 1),
@@ -139,6 +145,10 @@ TYPES: dict[str, Schema] = {
     "measurePerformance.backlog": {**_int(2, MAX_PODS), "description": "pods waiting when a side starts (200)"},
     "measurePerformance.oneAtATime": {**_int(2, MAX_PODS), "description": "pods created one at a time (30)"},
     "measurePerformance.rounds": {**_int(1, 10), "description": "turns per side (2)"},
+    "measurePerformance.pairedRounds": {**_int(0, 30), "description": "rounds of both sides at once, for CPU "
+                                                                      "per pod (0: none)"},
+    "measurePerformance.pairedPods": {**_int(10, MAX_PODS), "description": "pods of each side in a paired "
+                                                                           "round (100)"},
     "performance.throughput": _budget("atLeast", "under test / baseline pods/s"),
     "performance.p50": _budget("atMost", "create->bound p50, under test / baseline"),
     "performance.p99": _budget("atMost", "create->bound p99, under test / baseline"),

@@ -16,6 +16,8 @@ A definition lives in ``clusters/*.yaml``::
         labels: {topology.kubernetes.io/zone: a}
         capacity: {cpu: "4", memory: 8Gi, pods: 110, hugepages-2Mi: 1Gi, example.com/foo: 2}
         unschedulable: true
+    featureGates: {GenericWorkload: true}   # for every component (spec.gates)
+    runtimeConfig: {scheduling.k8s.io/v1beta1: true}
 
 Loading validates every field and reports the first problem as
 ``FILE: FIELD: PROBLEM`` (see :class:`schedgate.errors.DefinitionError`).
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from schedgate.spec.devices import DeviceClassDef, DeviceSet, parse_device_classes, parse_device_sets
+from schedgate.spec.gates import Gates, parse_gates
 from schedgate.spec.manifest import check_manifest
 from schedgate.spec.node_fields import CONDITION_STATUSES as CONDITION_STATUSES
 from schedgate.spec.node_fields import Condition as Condition
@@ -93,6 +96,7 @@ class ClusterDefinition:
     source: str = field(default="<memory>", compare=False)
     named: tuple[NodeSpec, ...] = ()  # the ``nodes:`` list: nodes by exact name, after the pools' nodes
     device_classes: tuple[DeviceClassDef, ...] = ()
+    gates: Gates = field(default_factory=Gates)  # featureGates and runtimeConfig
 
     def nodes(self) -> list[NodeSpec]:
         return [*self._pool_nodes(), *self.named]
@@ -135,7 +139,8 @@ def load_definition(path: str | Path) -> ClusterDefinition:
 def parse_definition(doc: Any, source: str = "<memory>", lines: dict[str, int] | None = None) -> ClusterDefinition:
     v = Validator(source, lines)
     top = v.mapping(doc, "", required=("apiVersion", "kind", "name"),
-                    allowed=("apiVersion", "kind", "name", "pools", "nodes", "deviceClasses"))
+                    allowed=("apiVersion", "kind", "name", "pools", "nodes", "deviceClasses", "featureGates",
+                             "runtimeConfig"))
     if top["apiVersion"] != API_VERSION:
         v.fail("apiVersion", f"must be {API_VERSION}, got {top['apiVersion']!r}")
     if top["kind"] != "Cluster":
@@ -177,7 +182,7 @@ def parse_definition(doc: Any, source: str = "<memory>", lines: dict[str, int] |
     classes = (parse_device_classes(v, top["deviceClasses"], "deviceClasses", Path(source).parent)
                if "deviceClasses" in top else ())
     return ClusterDefinition(name=name, pools=tuple(pools), source=source, named=tuple(named),
-                             device_classes=classes)
+                             device_classes=classes, gates=parse_gates(v, top))
 
 
 NODE_FIELDS = ("name", "labels", "taints", "capacity", "allocatable", "unschedulable", "conditions", "devices")

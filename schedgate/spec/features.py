@@ -6,20 +6,24 @@ A file names them in ``requires:`` beside the scheduler's capabilities (spec.bla
 
 On a cluster whose Kubernetes is older than the minor a feature is on by default from, the file skips,
 naming the feature, what it does and the cluster's version: the version matrix (``make matrix``) shows
-such a cell as ``skip`` with that reason, never as a failure the scheduler did not earn.
+such a cell as ``skip`` with that reason, never as a failure the scheduler did not earn. A *gated*
+feature (``GenericWorkload``) is off by default everywhere: the file also skips unless the cluster's API
+server has the gate on (its /metrics, ``kubernetes_feature_enabled``), which a cluster definition's
+``featureGates`` does on the local provider.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
 class Feature:
-    since: tuple[int, int]  # the first minor that has it on by default
+    since: tuple[int, int]  # the first minor that has it on by default (a gate: that has it at all)
     what: str
+    gate: bool = False  # off by default: the cluster must have turned it on (a definition's featureGates)
 
     @property
     def since_text(self) -> str:
@@ -29,6 +33,8 @@ class Feature:
 FEATURES: Mapping[str, Feature] = {
     "DRAExtendedResource": Feature((1, 36), "lets DRA devices serve an extended resource such as nvidia.com/gpu "
                                             "(a DeviceClass's extendedResourceName)"),
+    "GenericWorkload": Feature((1, 37), "serves Workload and PodGroup in scheduling.k8s.io/v1beta1 and "
+                                        "schedules a PodGroup's pods as a group", gate=True),
 }
 
 
@@ -46,13 +52,27 @@ def off_by_default(needs: Mapping[str, str], version: str) -> list[tuple[str, st
     return sorted((n, where) for n, where in needs.items() if n in FEATURES and have < FEATURES[n].since)
 
 
-def skip_reason(needs: Mapping[str, str], version: str, what: str) -> str | None:
-    """One line saying why ``what`` cannot run on Kubernetes ``version``, or None when it can."""
+def skip_reason(needs: Mapping[str, str], version: str, what: str,
+                gates: Callable[[], Mapping[str, bool]] | None = None) -> str | None:
+    """One line saying why ``what`` cannot run on Kubernetes ``version``, or None when it can. ``gates``
+    reads the cluster's feature gates (name -> on), asked only when a gated feature is needed."""
     off = off_by_default(needs, version)
-    if not off:
+    if off:
+        name, where = off[0]
+        more = f" (and {', '.join(n for n, _ in off[1:])})" if len(off) > 1 else ""
+        f = FEATURES[name]
+        if f.gate:
+            return (f"schedgate: {what} needs {name}{more} ({where}): it {f.what}; Kubernetes {version}, this "
+                    f"cluster's, is older than {f.since_text}, the first to have it")
+        return (f"schedgate: {what} needs {name}{more} ({where}): it {f.what}; Kubernetes {version}, this "
+                f"cluster's, has it off by default (on from {f.since_text})")
+    gated = sorted((n, w) for n, w in needs.items() if n in FEATURES and FEATURES[n].gate)
+    if not gated or gates is None:
         return None
-    name, where = off[0]
-    more = f" (and {', '.join(n for n, _ in off[1:])})" if len(off) > 1 else ""
-    f = FEATURES[name]
-    return (f"schedgate: {what} needs {name}{more} ({where}): it {f.what}; Kubernetes {version}, this cluster's, "
-            f"has it off by default (on from {f.since_text})")
+    have = gates()
+    for name, where in gated:
+        if not have.get(name):
+            return (f"schedgate: {what} needs {name} ({where}): it {FEATURES[name].what}; this cluster's API "
+                    f"server has the gate {'off' if name in have else 'not at all'} (a cluster definition turns "
+                    f"it on: featureGates: {{{name}: true}})")
+    return None

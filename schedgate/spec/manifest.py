@@ -70,6 +70,28 @@ def _validator(kind: str, api_version: str) -> Any:
     return jsonschema.validators.Draft202012Validator(schema, registry=registry)
 
 
+@functools.cache
+def served_api_versions(version: str) -> frozenset[str] | None:
+    """The API group/versions (``scheduling.k8s.io/v1beta1``, core ``v1``) Kubernetes ``version``
+    (``v1.37.2``) can serve, from its published schemas: every version of a kind; None when
+    kubernetes-validate ships no schemas of that minor."""
+    m = re.match(r"v?(\d+)\.(\d+)", version)
+    if not m:
+        return None
+    minor = f"{m.group(1)}.{m.group(2)}"
+    try:
+        doc = kv_files.schema_contents(f"kubernetes-json-schema/v{minor}.0-local/_definitions.json", minor)
+    except (FileNotFoundError, kv_files.VersionNotSupportedError):
+        return None
+    out: set[str] = set()
+    for d in (doc.get("$defs") or {}).values():
+        gvks = d.get("x-kubernetes-group-version-kind") or [] if isinstance(d, dict) else []
+        if len(gvks) == 1:  # one kind's (options and watch events list every version)
+            g = gvks[0]
+            out.add(f"{g['group']}/{g['version']}" if g.get("group") else str(g["version"]))
+    return frozenset(out)
+
+
 def _plain(problem: str) -> str:
     """jsonschema's sentence without the schema's inner words, cut to one short line."""
     problem = problem.replace(", 'null'", "").replace("is not valid under any of the given schemas",

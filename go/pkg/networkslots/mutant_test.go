@@ -24,6 +24,7 @@ func TestEachMutantNameTurnsOnExactlyItsSwitch(t *testing.T) {
 		"slowFilter":         slowFilter,
 		"preloadInPreFilter": preloadInPreFilter,
 		"serialBind":         serialBind,
+		"busyPreFilter":      busyPreFilter,
 	}, map[string]string{
 		"leaky-unreserve":    "leakyUnreserve",
 		"blocking-permit":    "blockingPermit",
@@ -32,6 +33,7 @@ func TestEachMutantNameTurnsOnExactlyItsSwitch(t *testing.T) {
 		"slow-filter":        "slowFilter",
 		"prefilter-preload":  "preloadInPreFilter",
 		"serial-bind":        "serialBind",
+		"busy-prefilter":     "busyPreFilter",
 	})
 }
 

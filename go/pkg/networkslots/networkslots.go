@@ -227,6 +227,9 @@ func (pl *Plugin) fault(pod *v1.Pod) string {
 
 // PreFilter skips unmanaged pods and rejects pods with a malformed request.
 func (pl *Plugin) PreFilter(ctx context.Context, _ fwk.CycleState, pod *v1.Pod, _ []fwk.NodeInfo) (*fwk.PreFilterResult, *fwk.Status) {
+	if busyPreFilter.On() {
+		burnFifth()
+	}
 	n, err := parseSlots(pod.Annotations)
 	if err != nil {
 		return nil, fwk.NewStatus(fwk.UnschedulableAndUnresolvable, err.Error())

@@ -31,6 +31,7 @@ from typing import Any
 from kubernetes import client as k8s
 
 from schedgate.cluster import ApiOnlyNodes, Cluster, KubeletNodes
+from schedgate.cluster.apiserver import read_feature_gates, serves
 from schedgate.cluster.nodes import NodeBackend
 from schedgate.errors import ComponentError, NotHere, SchedgateError
 from schedgate.kube.api import ignore_not_found, read_json
@@ -131,6 +132,26 @@ class _Creation:
     def connect(self) -> None:
         self.api, self.version = connect(self.kubeconfig, self.req.context)
         self.core: Any = k8s.CoreV1Api(self.api)
+        self.check_gates()
+
+    def check_gates(self) -> None:
+        """A definition's feature gates and API versions must be what the cluster already runs: schedgate
+        does not change the gates of a cluster it did not make. One line names the first that differs."""
+        gates = self.req.definition.gates
+        if not gates:
+            return
+        have = read_feature_gates(self.api) if gates.feature_gates else {}
+        for name, want in gates.feature_gates:
+            if have.get(name, None) != want:
+                state = "not at all" if name not in have else ("on" if have[name] else "off")
+                raise SchedgateError(f"{self.at}: the API server has feature gate {name} {state}; "
+                                     f"{gates.source} asks for it {'on' if want else 'off'} (featureGates.{name}), "
+                                     "and schedgate does not change the gates of a cluster it did not make")
+        for api_version, want in gates.runtime_config:
+            if not api_version.startswith("api/") and serves(self.api, api_version) != want:
+                raise SchedgateError(f"{self.at}: the API server {'does not serve' if want else 'serves'} "
+                                     f"{api_version}; {gates.source} asks for it {'on' if want else 'off'} "
+                                     f"(runtimeConfig.{api_version})")
 
     def binaries(self) -> None:
         self.bins = binaries(self.req.bin_dir)

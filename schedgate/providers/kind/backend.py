@@ -43,6 +43,7 @@ class KindBackend:
     resource_scale: dict[str, float] = field(default_factory=dict)
     run: RunDir | None = None  # where black boxes run, and their logs
     programs: Mapping[str, Path] = field(default_factory=dict)  # what a black box may name bare
+    scheduler_args: tuple[str, ...] = ()  # more flags of every scheduler it starts (the definition's gates)
     schedulers: dict[str, Scheduler] = field(default_factory=dict)
     # schedgate's DRA driver on the nodes (only where the definition has devices).
     device_publisher: DriverSlices | None = None
@@ -78,7 +79,7 @@ class KindBackend:
         path = effective.write(self.run_dir / f"{lease}.config.yaml")
         s = PodScheduler(name=lease, config=config, effective=effective, config_path=path, image=img, api=self.api,
                          node=self.control_plane, run_dir=self.run_dir / "logs", port=FIRST_PORT + len(self._ports),
-                         server=api_server)
+                         server=api_server, extra_args=self.scheduler_args)
         node = self.containers[self.control_plane]
         s.crash = lambda pod: self.host.kill_pod_containers(node, SCHEDULER_NAMESPACE, pod)
         self._ports.append(s.port)

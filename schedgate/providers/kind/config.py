@@ -61,7 +61,9 @@ def definition_digest(definition: ClusterDefinition, image_id: str) -> str:
     """What a reusable cluster must match: the nodes as defined, and the node image."""
     nodes = [[n.name, sorted(n.labels.items()), [t.to_api() for t in n.taints], sorted(n.capacity.items())]
              for n in definition.nodes()]
-    return hashlib.sha256(json.dumps([nodes, image_id], sort_keys=True).encode()).hexdigest()[:16]
+    gates = [list(definition.gates.feature_gates), list(definition.gates.runtime_config)]
+    return hashlib.sha256(json.dumps([nodes, image_id, *([gates] if definition.gates else [])],
+                                     sort_keys=True).encode()).hexdigest()[:16]
 
 
 # What a kubelet may set on its own Node (k8s.io/kubelet's IsKubeletLabel): any label outside the
@@ -107,6 +109,11 @@ def kind_config(definition: ClusterDefinition, name: str, image: str, *, cgroup_
                                                      "nodeRegistration": registration})],
         })
     doc: dict[str, Any] = {"kind": "Cluster", "apiVersion": KIND_API, "name": name, "nodes": nodes}
+    gates = definition.gates
+    if gates.feature_gates:  # kind passes them to every component and kubelet
+        doc["featureGates"] = dict(gates.feature_gates)
+    if gates.runtime_config:
+        doc["runtimeConfig"] = {k: "true" if v else "false" for k, v in gates.runtime_config}
     if cgroup_v1:
         # Kubernetes 1.35+ refuses cgroup v1 unless told otherwise.
         doc["kubeadmConfigPatches"] = [yaml.safe_dump({"kind": "KubeletConfiguration", "failCgroupV1": False})]

@@ -159,6 +159,9 @@ class _Creation:
 
     def binaries(self) -> None:
         self.bins = ensure_binaries()
+        gates = self.req.definition.gates
+        if gates:  # before the cluster: a gate or API version the pinned version has not is one line
+            gates.check(self.bins.feature_gates() if gates.feature_gates else {}, self.bins.kubernetes_version)
 
     def run_folder(self) -> None:
         self.dir = RunDir.create(keep=self.req.keep or self.reuse)
@@ -225,7 +228,8 @@ class _Creation:
             scheduler_image=image, pod_image=self.host.pause_image(), extender_host=self.host.gateway(),
             api_endpoint=(_internal_ip(core, control_plane), 6443), containers=containers,
             nodes=KubeletNodes(core, "kind", recreate=lambda node: self.host.restart_kubelet(containers[node])),
-            run=self.dir, programs=self.bins.programs)
+            run=self.dir, programs=self.bins.programs,
+            scheduler_args=tuple(self.req.definition.gates.feature_gates_flag()))
         self.backend.schedulers["default-scheduler"] = StaticScheduler(
             name="kube-scheduler", config=default_scheduler_config(), effective=None,
             config_path=self.dir.path / "kube-scheduler.config.yaml", image="", api=api, node=control_plane,

@@ -56,6 +56,7 @@ class PodScheduler:
     _restarts: int = 0
     server: str | None = None  # reach the API server here (e.g. through a proxy) instead of in-cluster
     crash: Callable[[str], None] | None = None  # (pod name): SIGKILL its containers, a crash (no lease release)
+    extra_args: tuple[str, ...] = ()  # more flags (the definition's --feature-gates)
 
     @property
     def profiles(self) -> list[str]:
@@ -92,7 +93,8 @@ class PodScheduler:
             "name": "kube-scheduler", "image": self.image, "imagePullPolicy": "Never",
             "command": ["/usr/local/bin/kube-scheduler", "--config=/etc/schedgate/config.yaml",
                         f"--secure-port={self.port}",
-                        "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics", *LOG_FLAGS],
+                        "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics", *LOG_FLAGS,
+                        *self.extra_args],
             "volumeMounts": [{"name": "config", "mountPath": "/etc/schedgate", "readOnly": True}],
             "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}},
         }

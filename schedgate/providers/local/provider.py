@@ -93,9 +93,12 @@ class _Creation:
         self.reaped = reaped
         self.bins = binaries(req.bin_dir)
         self.binary = Path(req.scheduler_binary or self.bins.kube_scheduler)
+        gates = req.definition.gates
+        if gates:  # before anything starts: a gate or API version the pinned version has not is one line
+            gates.check(self.bins.feature_gates() if gates.feature_gates else {}, self.bins.kubernetes_version)
         self.dir = RunDir.create(keep=req.keep)
         self.cp = LocalControlPlane(bins=self.bins, run=self.dir, under_test=req.scheduler_config,
-                                    scheduler_binary=self.binary, nodes=len(req.definition.nodes()))
+                                    scheduler_binary=self.binary, nodes=len(req.definition.nodes()), gates=gates)
 
     def run(self) -> Started:
         req = self.req
