@@ -128,9 +128,15 @@ def test_a_ctrl_c_during_the_matrix_reaches_the_running_suite_and_waits_for_it()
         stdout=subprocess.PIPE, text=True, pass_fds=(ready_w,))
     os.close(ready_w)
 
+    main = threading.main_thread().ident
+    assert main is not None
+
     def interrupt() -> None:
         os.read(ready_r, 1)  # its handler is in place
-        os.kill(os.getpid(), signal.SIGINT)  # this process alone, as `kill -INT` would
+        # This process alone, as `kill -INT` would, but to its main thread: a process-wide signal may land
+        # on another thread (an xdist worker has several), and the main thread's blocking read of the
+        # child's output then never returns to notice it (a CI rehearsal hung here).
+        signal.pthread_kill(main, signal.SIGINT)
 
     threading.Thread(target=interrupt, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
