@@ -138,8 +138,14 @@ def test_a_ctrl_c_during_the_matrix_reaches_the_running_suite_and_waits_for_it()
         # child's output then never returns to notice it (a CI rehearsal hung here).
         signal.pthread_kill(main, signal.SIGINT)
 
-    threading.Thread(target=interrupt, daemon=True).start()
-    with pytest.raises(KeyboardInterrupt):
-        finish(child)
+    # Python keeps SIGINT ignored when it starts with it ignored (a job a non-interactive shell put in the
+    # background does): the Ctrl-C this stands for would never arrive. A terminal's Ctrl-C raises here.
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        threading.Thread(target=interrupt, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            finish(child)
+    finally:
+        signal.signal(signal.SIGINT, before)
     os.close(ready_r)
     assert child.returncode == 7
