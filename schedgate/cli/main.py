@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -38,12 +39,17 @@ from schedgate.pytest_plugin.options import (
     make_request,
     project_path,
 )
+from schedgate.runtime.kwok import ensure_kwok
 from schedgate.runtime.pins import pins
 from schedgate.runtime.procs import RUN_PREFIX, cmdline_of, reap_orphans, remove_run, run_dirs, run_pids
 from schedgate.runtime.progress import show_on
+from schedgate.runtime.schedcheck import check_with_scheduler
 from schedgate.runtime.toolchain import ensure_binaries, go_module_dir, ldflags, pinned_kubernetes_version, selected_pin
 from schedgate.scenarios.load import load_scenario, referenced_files
 from schedgate.scenarios.schema import FILES, SCHEMAS, render, write_schemas
+from schedgate.spec.cluster import load_definition
+from schedgate.spec.schedconfig import SchedulerConfig, load_scheduler_config
+from schedgate.spec.yamlfile import read_yaml
 
 EPILOG = """\
 examples:
@@ -81,8 +87,19 @@ def parser() -> argparse.ArgumentParser:
                     "--artifacts DIR.")
     repro.add_argument("file", type=Path, help="a *.scenario.yaml file")
     repro.add_argument("options", nargs=argparse.REMAINDER, help="more pytest/schedgate options")
-    check = sub.add_parser("check", help="validate scenario files without starting anything")
+    check = sub.add_parser("check", help="validate scenario files, cluster definitions and scheduler "
+                                         "configurations without starting anything",
+                           description="Validate files without starting a cluster: a scenario (and the scheduler "
+                                       "configuration it names), a cluster definition (kind: Cluster), a "
+                                       "KubeSchedulerConfiguration. A scheduler configuration is also run "
+                                       "through the pinned kube-scheduler's own validation (built first if it "
+                                       "is not), so check and start agree.")
     check.add_argument("files", type=Path, nargs="+")
+    check.add_argument("--scheduler-binary", type=Path, metavar="PATH",
+                       help="the kube-scheduler that judges scheduler configurations (default: schedgate's "
+                            "build of the pin, with its plugins)")
+    check.add_argument("--no-scheduler", action="store_true",
+                       help="check the files' own fields only: do not run kube-scheduler")
     schema = sub.add_parser("schema", help="print the JSON Schema editors complete and check scenario files with",
                             description="Print the JSON Schema (draft 2020-12) of scenario files, or of cluster "
                                         "definitions, generated from the loader's own fields. Both are shipped: "
@@ -94,7 +111,7 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--write", action="store_true", help="regenerate both shipped files from the loader")
     sub.add_parser("reap", help="remove processes and folders that crashed runs left behind")
     tools = sub.add_parser("tools", help="build or locate the pinned Kubernetes binaries (what `make tools` runs)")
-    tools.add_argument("what", choices=("build", "path", "version", "ldflags", "goflags", "pins"), nargs="?",
+    tools.add_argument("what", choices=("build", "path", "version", "ldflags", "goflags", "pins", "kwok"), nargs="?",
                        default="build")
     tools.add_argument("--kubernetes-version", metavar="VERSION", help="the pin (1.36, v1.36.3) to build or name; "
                        "default: $SCHEDGATE_KUBERNETES_VERSION, else go/go.mod's")
@@ -192,10 +209,35 @@ def _reap(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    judged: dict[str, str] = {}
+
+    def judge(config: SchedulerConfig) -> str:
+        """What kube-scheduler said of ``config`` ('' when not asked); a refusal raises, in one line."""
+        if args.no_scheduler or config.black_box is not None:
+            return ""
+        key = json.dumps(config.doc, sort_keys=True)
+        if key not in judged:
+            binary = args.scheduler_binary or ensure_binaries(sys.stderr).kube_scheduler
+            check_with_scheduler(config, binary, pinned_kubernetes_version())
+            judged[key] = f"kube-scheduler {pinned_kubernetes_version()} accepts"
+        return judged[key]
+
     for f in args.files:
-        sc = load_scenario(f)
-        print(f"{f}: ok — scenario {sc.name}, {len(sc.steps)} steps, {len(sc.pods)} pods, "
-              f"cluster {sc.definition.name}")
+        doc, _ = read_yaml(f, "file")
+        kind = doc.get("kind") if isinstance(doc, dict) else None
+        if kind == "Cluster":
+            d = load_definition(f)
+            print(f"{f}: ok — cluster {d.name}, {len(d.nodes())} nodes")
+        elif kind == "KubeSchedulerConfiguration":
+            config = load_scheduler_config(f)
+            said = judge(config)
+            print(f"{f}: ok — scheduler configuration, profiles {', '.join(config.profile_names)}"
+                  + (f"; {said} it" if said else ""))
+        else:
+            sc = load_scenario(f)
+            said = judge(sc.scheduler) if sc.scheduler is not None else ""
+            print(f"{f}: ok — scenario {sc.name}, {len(sc.steps)} steps, {len(sc.pods)} pods, "
+                  f"cluster {sc.definition.name}" + (f"; {said} its scheduler configuration" if said else ""))
     return 0
 
 
@@ -243,6 +285,8 @@ def _tools(args: argparse.Namespace) -> int:
         print(ldflags(pinned_kubernetes_version()))
     elif args.what == "goflags":  # the pin's -modfile and -tags, for a `go build` run in go/ (scripts/node-binaries)
         print(" ".join(selected_pin().go_flags()))
+    elif args.what == "kwok":  # the node agent's binary (built from go/kwok/ if missing)
+        print(ensure_kwok(sys.stderr))
     else:
         bins = ensure_binaries()
         if args.what == "path":
