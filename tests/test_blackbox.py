@@ -87,7 +87,7 @@ def test_an_unknown_required_capability_is_refused_with_its_line(tmp_path):
 
 @pytest.mark.parametrize("command, timeout, expect", [
     ('[sh, -c, "echo my-scheduler: cannot load plugins >&2; exit 3"]', 60,
-     "exited with code 3; log tail: my-scheduler: cannot load plugins"),
+     "exited with code 3: my-scheduler: cannot load plugins"),
     ("[sleep, '600']", 3, "never bound its probe pod"),
 ], ids=["dies", "never-binds"])
 def test_a_black_box_that_dies_or_never_binds_its_probe_fails_in_one_line_naming_it(tmp_path, command, timeout,

@@ -43,8 +43,8 @@ def test_every_shipped_example_validates():
     for path in EXAMPLES:
         sc = load_scenario(path)
         # The design's topology, or a shipped cluster of its own: with devices, the racks of the spread files,
-        # tenant pools, gated features (workloads), or a file's inline one.
-        own = ("inference", "racks", "fleet", "tenant-pools", "one-gpu-node", "workloads")
+        # tenant pools, gated features (workloads), pods that live (live), or a file's inline one.
+        own = ("inference", "racks", "fleet", "tenant-pools", "one-gpu-node", "workloads", "live")
         assert sc.steps and (sc.definition.name in own or sc.has_devices), path
 
 

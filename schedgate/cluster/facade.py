@@ -26,6 +26,7 @@ from schedgate.cluster.sync import SYNC_NODE, SyncBarrier
 from schedgate.errors import ComponentError, NotHere
 from schedgate.objects.builders import PodBuilder
 from schedgate.objects.pods import Namespace, Pod
+from schedgate.runtime.health import summarize_failure
 from schedgate.runtime.scheduler import Scheduler, distinct
 from schedgate.spec.cluster import ClusterDefinition, Condition, NodeSpec
 from schedgate.spec.quantity import scaled
@@ -178,7 +179,7 @@ class Cluster:
                 continue
             if p.died():
                 how = f"exited with code {p.returncode}" if not p.alive() else "was restarted by its supervisor"
-                out.append(f"{p.name} {how}; log tail: {' | '.join(p.log_tail(3))} (log: {p.log})")
+                out.append(f"{p.name} {how}: {summarize_failure(p.log_tail(40))} (log: {p.log})")
         return out
 
     def control_plane_down(self) -> bool:

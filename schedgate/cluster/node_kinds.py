@@ -38,7 +38,11 @@ class NodeBackend(Protocol):
 
     @property
     def runs_pods(self) -> bool:
-        """Whether a kubelet runs the pods bound to these nodes (pods can become Ready)."""
+        """Whether something runs the pods bound to these nodes (a kubelet, or a node agent): they go Ready."""
+
+    @property
+    def admits_pods(self) -> bool:
+        """Whether a kubelet's admission checks a bound pod against the node (and fails one that does not fit)."""
 
     def before_edit(self, node: str, what: str) -> None:
         """Called before schedgate writes ``node`` (``what``: the edit, for the reason; :data:`DELETE` for a
@@ -112,10 +116,12 @@ def _diff(have: Mapping[str, str], want: Mapping[str, str], resources: set[str])
 
 @dataclass
 class ApiOnlyNodes:
-    """Node objects only: schedgate writes capacity, allocatable and a Ready condition; nothing overwrites them."""
+    """Node objects only: schedgate writes capacity, allocatable and a Ready condition; nothing overwrites them.
+    With a node agent (kwok) ``runs_pods``: it renews their Leases and runs their pods, admitting every one."""
 
     core: Any
     runs_pods: bool = False
+    admits_pods: bool = False
 
     def before_edit(self, node: str, what: str) -> None:
         return None  # schedgate made these nodes: every edit is allowed
@@ -176,6 +182,7 @@ class KubeletNodes:
     provider: str
     recreate: Callable[[str], None] | None = None
     runs_pods: bool = True
+    admits_pods: bool = True
     adds_nodes: bool = False
 
     def before_edit(self, node: str, what: str) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from schedgate.cluster.devices import Devices
+from schedgate.cluster.heartbeats import Held, restart_heartbeat, stop_heartbeat
 from schedgate.cluster.node_kinds import (
     ADMISSION_TAINTS,
     DELETE,
@@ -61,6 +62,8 @@ class Nodes:
     unseen: bool = False
     # The nodes' devices, published as ResourceSlices (by schedgate on API-only nodes, by a driver on kubelets).
     devices: Devices | None = None
+    # Nodes whose heartbeat a test stopped, with what their Lease was (the reset gives it back).
+    stopped: dict[str, Held] = field(default_factory=dict)
 
     @property
     def publishes_devices(self) -> bool:
@@ -173,6 +176,15 @@ class Nodes:
     def _spec(self, node: str) -> NodeSpec:
         return self.added.get(node) or self.definition.node(node)
 
+    def stop_heartbeat(self, node: str) -> None:
+        """Stop the node's heartbeat (:mod:`schedgate.cluster.heartbeats`); the reset starts it again."""
+        if not (isinstance(self.backend, ApiOnlyNodes) and self.backend.runs_pods):
+            raise NotHere(f"node {node}: stopping a heartbeat needs the local provider's node agent "
+                          "(a definition with nodeAgent: {kind: kwok}); a kubelet's own is not stopped here")
+        self._touch(node, "node", "heartbeat stopped")
+        if node not in self.stopped:
+            self.stopped[node] = stop_heartbeat(self.core, node)
+
     def cordon(self, node: str) -> None:
         self._touch(node, "node", "cordoned")
         self._patch(node, {"spec": {"unschedulable": True}})
@@ -186,7 +198,10 @@ class Nodes:
     # -- reset ---------------------------------------------------------------
     def reset(self) -> bool:
         """Bring every node back to its definition; returns whether anything changed."""
-        changed = False
+        changed = bool(self.stopped)
+        for name, held in list(self.stopped.items()):  # first: the reconcile below then sets it Ready again
+            del self.stopped[name]
+            restart_heartbeat(self.core, name, held)
         for name in list(self.added):
             del self.added[name]
             self._touched.pop(name, None)

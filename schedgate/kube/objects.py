@@ -1,7 +1,7 @@
 """Objects of any kind by manifest: create, merge-patch and delete through API discovery.
 
 A scenario's ``apply``, ``patch`` and ``delete`` steps use :class:`Objects`; namespaced kinds live in the
-run's namespace (deleted with it), cluster-scoped ones are deleted by :meth:`Objects.clean_up`.
+run's namespace, cluster-scoped ones beside it; :meth:`Objects.clean_up` deletes both.
 """
 
 from __future__ import annotations
@@ -70,12 +70,15 @@ class Objects:
                   content_type=MERGE)
 
     def delete(self, api_version: str | None, kind: str, name: str) -> None:
+        """Delete the object; what it owns (a Deployment's ReplicaSets, a Job's pods) goes after it, in the
+        background (a Job's own default would leave its pods behind)."""
         res = self._resource(api_version, kind)
-        ignore_not_found(res.delete, name=name, namespace=self.namespace if res.namespaced else None)
+        ignore_not_found(res.delete, name=name, namespace=self.namespace if res.namespaced else None,
+                         body={"propagationPolicy": "Background"})
 
     def clean_up(self) -> None:
-        """Delete what :meth:`create` made outside the namespace (newest first)."""
+        """Delete what :meth:`create` made (newest first): cluster-scoped objects would outlive the run, and a
+        workload controller would make pods again while the namespace's pods are deleted."""
         for ref in reversed(self.created):
-            if ref.namespace is None:
-                self.delete(ref.api_version, ref.kind, ref.name)
+            self.delete(ref.api_version, ref.kind, ref.name)
         self.created.clear()

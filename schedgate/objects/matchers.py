@@ -133,6 +133,41 @@ def gone() -> Matcher:
     return FnMatcher("deleted", lambda obj: pending("still exists"), on_missing=MATCH)
 
 
+def running() -> Matcher:
+    """Running and Ready, not being deleted: a kubelet (or node agent) runs it. Deleted, or ended, fails."""
+
+    def check(p: dict[str, Any]) -> Check:
+        status = p.get("status") or {}
+        if (p.get("metadata") or {}).get("deletionTimestamp"):
+            return fail(f"being deleted ({describe_pod(p)})")
+        if status.get("phase") in ("Succeeded", "Failed"):
+            return fail(f"ended: phase {status['phase']}")
+        ready = pod_condition(p, "Ready")
+        if status.get("phase") == "Running" and ready and ready.get("status") == "True":
+            return MATCH
+        return pending(f"phase {status.get('phase')}, Ready={(ready or {}).get('status', 'absent')}")
+
+    return FnMatcher("Running and Ready", check, on_missing=fail("pod was deleted"))
+
+
+def evicted(reason: str | None = None) -> Matcher:
+    """Being deleted (or gone) with a ``DisruptionTarget`` condition naming why: ``DeletionByTaintManager``
+    for taint eviction, ``PreemptionByScheduler`` for a preemption victim. Gone without a seen condition
+    passes only when no reason is asked for."""
+
+    def check(p: dict[str, Any]) -> Check:
+        cond = pod_condition(p, "DisruptionTarget")
+        deleting = bool((p.get("metadata") or {}).get("deletionTimestamp"))
+        if cond and cond.get("status") == "True" and deleting:
+            if reason is None or cond.get("reason") == reason:
+                return MATCH
+            return fail(f"disrupted for {cond.get('reason')!r}, expected {reason!r}: {cond.get('message')}")
+        return pending("being deleted, no DisruptionTarget condition" if deleting else "not being deleted")
+
+    what = "evicted" + (f" ({reason})" if reason else "")
+    return FnMatcher(what, check, on_missing=fail("gone before its DisruptionTarget was seen") if reason else MATCH)
+
+
 
 def bound() -> Matcher:
     """Bound to a node — a sequencing wait, never an outcome: ``scheduled_on`` names the nodes."""

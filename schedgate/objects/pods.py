@@ -197,10 +197,18 @@ class Namespace:
         ignore_not_found(self.host.core.delete_namespace, self.name)
 
     def delete_pods(self, timeout: float = 30.0) -> None:
-        """Force-delete every pod of the namespace and wait until the API shows none."""
-        self.host.core.delete_collection_namespaced_pod(self.name, grace_period_seconds=0)
+        """Force-delete every pod of the namespace and wait until the API shows none. A pod a controller
+        made while its owner went (whose deletion would then wait for its grace period where pods run) is
+        force-deleted too, when the wait sees it."""
+        core = self.host.core
+        core.delete_collection_namespaced_pod(self.name, grace_period_seconds=0)
 
         def empty(items: list[dict[str, Any]]) -> Check:
-            return MATCH if not items else pending(f"{len(items)} pods left")
+            if not items:
+                return MATCH
+            meta = [i.get("metadata") or {} for i in items]
+            if any(not m.get("deletionTimestamp") or m.get("deletionGracePeriodSeconds") for m in meta):
+                core.delete_collection_namespaced_pod(self.name, grace_period_seconds=0)
+            return pending(f"{len(items)} pods left")
 
         wait_for_items(self, empty, "empty", timeout)

@@ -30,6 +30,7 @@ from schedgate.report.figures import Report
 from schedgate.runtime.scheduler import Scheduler
 from schedgate.scenarios.load import Scenario, is_scenario_file, load_scenario
 from schedgate.scenarios.run import Run
+from schedgate.spec.cluster import ClusterDefinition
 from schedgate.spec.features import skip_reason
 from schedgate.spec.schedconfig import SchedulerConfig
 
@@ -90,7 +91,7 @@ class ExtraClusters:
 
     def get(self, scenario: Scenario) -> Cluster:
         config = scenario.scheduler or self.base.scheduler_config
-        by_config = json.dumps(config.doc, sort_keys=True)
+        by_config = plane_key(config, scenario.definition)
         key = by_config + repr(scenario.definition)
         started = self.started.get(by_config)
         if started is not None:  # nodes this provider can replace
@@ -154,7 +155,14 @@ def cluster_group(scenario: Scenario, req: ClusterRequest) -> tuple[str, str] | 
     the session's own."""
     if _same(scenario, req):
         return None
-    return json.dumps((scenario.scheduler or req.scheduler_config).doc, sort_keys=True), repr(scenario.definition)
+    return plane_key(scenario.scheduler or req.scheduler_config, scenario.definition), repr(scenario.definition)
+
+
+def plane_key(config: SchedulerConfig, definition: ClusterDefinition) -> str:
+    """What a control plane is started with and replacing its nodes keeps: the scheduler configuration,
+    the feature gates and API versions, the node agent. Files that share it share a cluster."""
+    return json.dumps([config.doc, definition.gates.feature_gates, definition.gates.runtime_config,
+                       repr(definition.agent)], sort_keys=True)
 
 
 def group_by_cluster(items: list[pytest.Item], req: ClusterRequest) -> None:

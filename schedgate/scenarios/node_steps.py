@@ -1,5 +1,5 @@
 """Scenario steps that edit nodes (undone before the next test): label, unlabel, annotateNodes, taint,
-untaint, setGPUs, cordon, deleteNodes. Each takes ``nodes``: node and pool names."""
+untaint, setGPUs, cordon, deleteNodes, stopHeartbeats. Each takes ``nodes``: node and pool names."""
 
 from __future__ import annotations
 
@@ -154,3 +154,15 @@ class Cordon(NodeStep):
 
     def on(self, r: Run, node: str) -> None:
         r.cluster.cordon(node)
+
+
+@step("stopHeartbeats")
+@dataclass(frozen=True)
+class StopHeartbeats(NodeStep):
+    """Stop the nodes' heartbeats, as a kubelet cut off from the API server (needs a node agent:
+    ``nodeAgent`` in the cluster definition): after the node lifecycle controller's grace period the
+    node is Ready=Unknown and tainted ``node.kubernetes.io/unreachable``, and pods that do not tolerate
+    that are evicted. Started again before the next test."""
+
+    def on(self, r: Run, node: str) -> None:
+        r.cluster.nodes.stop_heartbeat(node)

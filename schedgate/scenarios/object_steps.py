@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from schedgate.objects.builders import PLACEHOLDER_IMAGE
 from schedgate.scenarios.node_steps import NodeStep
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
@@ -22,7 +23,8 @@ _OWN_STEP = {"Pod": "createPods", "Node": "addNodes (or a node step: label, tain
 @step("apply")
 @dataclass(frozen=True)
 class Apply:
-    """``manifest`` (or ``manifests``): objects of any kind the pinned API serves, created in order."""
+    """``manifest`` (or ``manifests``): objects of any kind the pinned API serves, created in order. A
+    container image ``schedgate.invalid/placeholder:0`` becomes the cluster's own pod image."""
 
     manifests: tuple[dict[str, Any], ...]
 
@@ -52,8 +54,20 @@ class Apply:
 
     def run(self, r: Run) -> None:
         r.cluster.settle()
+        image = r.cluster.backend.pod_image
         for manifest in self.manifests:
-            r.objects.create(manifest)
+            r.objects.create(_with_image(manifest, image) if image != PLACEHOLDER_IMAGE else manifest)
+
+
+def _with_image(doc: Any, image: str) -> Any:
+    """``doc`` with each container image that is schedgate's placeholder replaced by ``image`` (the
+    cluster's own: a workload's pods run on kind's kubelets as they do on local's agent)."""
+    if isinstance(doc, dict):
+        return {k: (image if k == "image" and v == PLACEHOLDER_IMAGE else _with_image(v, image))
+                for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [_with_image(v, image) for v in doc]
+    return doc
 
 
 def _target(p: Parser, m: dict[str, Any], w: str) -> tuple[str | None, str, str]:

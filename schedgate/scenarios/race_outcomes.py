@@ -45,7 +45,7 @@ class Overcommitted:
         return cls(node=nodes[0], resource=resource)
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
-        if r.cluster.backend.nodes.runs_pods:
+        if r.cluster.backend.nodes.admits_pods:
             raise NotHere(f"overcommitted: {self.node} runs a kubelet, whose admission refuses a pod that does "
                           "not fit; the step asserts what API-only nodes (the local provider) let through")
         r.each(pods, scheduled_on([self.node]), timeout)

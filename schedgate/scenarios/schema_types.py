@@ -8,10 +8,13 @@ from typing import Any
 
 from schedgate.scenarios import load
 from schedgate.scenarios.control_steps import EXTENDER_KINDS
+from schedgate.scenarios.live_outcomes import EFFECTS, WORKLOAD_KINDS
 from schedgate.scenarios.outcomes import BOUNDS
 from schedgate.scenarios.parse import MAX_PODS
 from schedgate.scenarios.perf_steps import BASELINES
 from schedgate.scenarios.steps import WAIT_UNTIL
+from schedgate.spec.agent import KINDS as AGENT_KINDS
+from schedgate.spec.agent import MIN_GRACE
 from schedgate.spec.blackbox import CAPABILITIES
 from schedgate.spec.cluster import API_VERSION, CONDITION_STATUSES, MAX_NODES
 from schedgate.spec.devices import MAX_DEVICES
@@ -85,6 +88,13 @@ TYPES: dict[str, Schema] = {
     "manifests": _list({"type": "object"}, 1), "patch": {"type": "object", "description": "a merge patch"},
     "faults": {"anyOf": [ref("faults"), {"type": "null"}], "description": "the faults to switch on; {} clears all"},
     "slots": {"type": "object", "additionalProperties": _int(), "description": "node or pool -> free slots"},
+    "expect.running": {"const": True}, "expect.unbound": {"const": True},
+    "expect.notEvicted": {"const": True}, "expect.evicted": {"anyOf": [{"const": True}, {
+        "type": "object", "required": ["reason"], "additionalProperties": False,
+        "properties": {"reason": {**STR, "description": "DeletionByTaintManager, PreemptionByScheduler, ..."}}}]},
+    "nodeTainted.nodes": ref("nodeSet"), "nodeTainted.effect": {"enum": list(EFFECTS)},
+    "workloadReady.kind": {"enum": list(WORKLOAD_KINDS)}, "workloadReady.pods": _int(1, MAX_PODS),
+"workloadReady.distinctNodes": BOOL,
     "expect.countsOn": {"type": "object", "minProperties": 1, "additionalProperties": _int(),
                         "description": "node or pool -> exactly this many of the pods"},
     **dict.fromkeys(BOUNDS, {"type": "number"}), "type": {"enum": ["Normal", "Warning"]},
@@ -115,6 +125,11 @@ TYPES: dict[str, Schema] = {
                                             "kube-apiserver's own list)"},
     "Cluster.runtimeConfig": {"type": "object", "additionalProperties": {"type": "boolean"},
                               "description": "API group/version -> served, for the API server's --runtime-config"},
+    "Cluster.nodeAgent": {"type": "object", "required": ["kind"], "additionalProperties": False,
+                          "description": "what runs the pods of API-only nodes on the local provider",
+                          "properties": {"kind": {"enum": list(AGENT_KINDS)}, "nodeMonitorGracePeriod": {
+                              "type": "number", "minimum": MIN_GRACE, "maximum": 3600,
+                              "description": "seconds without a heartbeat before a node is Unknown (50)"}}},
     "pool.name": {**DNS, "description": "its nodes are NAME-1 .. NAME-COUNT"}, "pool.count": _int(1, MAX_NODES),
     "Cluster.deviceClasses": _list({"anyOf": [{**STR, "description": "a file of one DeviceClass manifest"}, {
         "type": "object", "description": "a DeviceClass manifest (resource.k8s.io/v1)"}]}, 1),

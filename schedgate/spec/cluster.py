@@ -18,6 +18,7 @@ A definition lives in ``clusters/*.yaml``::
         unschedulable: true
     featureGates: {GenericWorkload: true}   # for every component (spec.gates)
     runtimeConfig: {scheduling.k8s.io/v1beta1: true}
+    nodeAgent: {kind: kwok}           # pods that live on the local provider (spec.agent)
 
 Loading validates every field and reports the first problem as
 ``FILE: FIELD: PROBLEM`` (see :class:`schedgate.errors.DefinitionError`).
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+from schedgate.spec.agent import NodeAgent, parse_agent
 from schedgate.spec.devices import DeviceClassDef, DeviceSet, parse_device_classes, parse_device_sets
 from schedgate.spec.gates import Gates, parse_gates
 from schedgate.spec.manifest import check_manifest
@@ -97,6 +99,7 @@ class ClusterDefinition:
     named: tuple[NodeSpec, ...] = ()  # the ``nodes:`` list: nodes by exact name, after the pools' nodes
     device_classes: tuple[DeviceClassDef, ...] = ()
     gates: Gates = field(default_factory=Gates)  # featureGates and runtimeConfig
+    agent: NodeAgent | None = None  # nodeAgent: what makes the local provider's pods live (None: nothing)
 
     def nodes(self) -> list[NodeSpec]:
         return [*self._pool_nodes(), *self.named]
@@ -140,7 +143,7 @@ def parse_definition(doc: Any, source: str = "<memory>", lines: dict[str, int] |
     v = Validator(source, lines)
     top = v.mapping(doc, "", required=("apiVersion", "kind", "name"),
                     allowed=("apiVersion", "kind", "name", "pools", "nodes", "deviceClasses", "featureGates",
-                             "runtimeConfig"))
+                             "runtimeConfig", "nodeAgent"))
     if top["apiVersion"] != API_VERSION:
         v.fail("apiVersion", f"must be {API_VERSION}, got {top['apiVersion']!r}")
     if top["kind"] != "Cluster":
@@ -182,7 +185,8 @@ def parse_definition(doc: Any, source: str = "<memory>", lines: dict[str, int] |
     classes = (parse_device_classes(v, top["deviceClasses"], "deviceClasses", Path(source).parent)
                if "deviceClasses" in top else ())
     return ClusterDefinition(name=name, pools=tuple(pools), source=source, named=tuple(named),
-                             device_classes=classes, gates=parse_gates(v, top))
+                             device_classes=classes, gates=parse_gates(v, top),
+                             agent=parse_agent(v, top["nodeAgent"], "nodeAgent") if "nodeAgent" in top else None)
 
 
 NODE_FIELDS = ("name", "labels", "taints", "capacity", "allocatable", "unschedulable", "conditions", "devices")

@@ -49,6 +49,10 @@ class ExistingNodes:
         return any(k.runs_pods for k in self.kinds.values())
 
     @property
+    def admits_pods(self) -> bool:
+        return any(k.admits_pods for k in self.kinds.values())
+
+    @property
     def adds_nodes(self) -> bool:
         return False  # schedgate adds no node to a cluster it did not make
 

@@ -231,7 +231,7 @@ class _Creation:
         real_gpus = frozenset(name for name, n in self.node_objs.items()
                               if parse_quantity(((n.get("status") or {}).get("capacity") or {}).get(GPU, "0")) > 0)
         nodes = ExistingNodes(self.core, self.journal, kinds, editable, real_gpus, self.req.allow_fake_gpus)
-        kubelets = [n for name, n in self.node_objs.items() if kinds[name].runs_pods]
+        kubelets = [n for name, n in self.node_objs.items() if kinds[name].admits_pods]
         conf = self.api.configuration
         ca = cluster_ca(self.api, self.dir.path / "cluster-ca.crt")
         self.backend = ExistingBackend(

@@ -1,10 +1,13 @@
 """The local provider: a real control plane as processes on loopback.
 
-etcd, kube-apiserver (TLS, RBAC), kube-controller-manager (only the
-controllers scenarios need) and kube-scheduler processes, built from the
-pinned modules, bound to 127.0.0.1 on free ports. Nodes are API objects: no
-kubelet, and no node-lifecycle controller to mark them NotReady behind a
-test's back. Starts in seconds and needs no Docker.
+etcd, kube-apiserver (TLS, RBAC), kube-controller-manager (the controllers
+scenarios need, workload controllers included) and kube-scheduler processes,
+built from the pinned modules, bound to 127.0.0.1 on free ports. Nodes are API
+objects. Without a node agent nothing heartbeats, so no node-lifecycle
+controller runs to mark them NotReady behind a test's back; with one
+(``nodeAgent: {kind: kwok}``, :mod:`schedgate.spec.agent`) kwok renews every
+node's Lease and runs its pods, and the node lifecycle and taint eviction
+controllers run too. Starts in seconds and needs no Docker.
 """
 
 from __future__ import annotations
@@ -25,18 +28,27 @@ from schedgate.runtime.health import free_port, probe, tls_context, wait_ready
 from schedgate.runtime.procs import Proc, RunDir
 from schedgate.runtime.scheduler import Scheduler, SchedulerProcess, distinct, forget
 from schedgate.runtime.toolchain import Binaries
+from schedgate.spec.agent import NodeAgent
 from schedgate.spec.gates import Gates
 from schedgate.spec.schedconfig import SchedulerConfig, default_scheduler_config
+from schedgate.spec.shipped import shipped
 
 ADMIN = "admin"
 DEFAULT_SCHEDULER_USER = "system:kube-scheduler"
 CONTROLLER_MANAGER_USER = "system:kube-controller-manager"
 ETCD_CLIENT = "etcd-client"  # the API server's certificate for etcd
 # The controllers scenarios need: default ServiceAccounts in new namespaces,
-# namespace deletion, and owner-reference cleanup. Node lifecycle is left out
-# on purpose: API-only nodes have no kubelet heartbeat.
-CONTROLLERS = ("serviceaccount-controller,namespace-controller,garbage-collector-controller,"
-               "resourceclaim-controller")
+# namespace deletion, owner-reference cleanup, claims, and the workload
+# controllers that make pods (and the disruption controller, whose PodDisruptionBudget
+# status preemption reads). Node lifecycle is left out on purpose: API-only nodes
+# have no heartbeat; a node agent brings it (AGENT_CONTROLLERS).
+CONTROLLERS = ("serviceaccount-controller", "namespace-controller", "garbage-collector-controller",
+               "resourceclaim-controller", "deployment-controller", "replicaset-controller",
+               "daemonset-controller", "job-controller", "statefulset-controller", "disruption-controller")
+AGENT_CONTROLLERS = ("node-lifecycle-controller", "taint-eviction-controller", "pod-garbage-collector-controller")
+AGENT = "kwok"
+AGENT_USER = "schedgate-node-agent"
+STAGES = "go/kwok/stages.yaml"  # what kwok does to pods (go/kwok/ pins the kwok)
 
 
 Launched = SchedulerProcess | BlackBoxProcess  # what this control plane runs as a scheduler
@@ -54,6 +66,8 @@ class LocalControlPlane:
     scheduler_binary: Path
     nodes: int = 0  # the definition's size: the schedulers' log flags depend on it (schedlog.log_flags)
     gates: Gates = field(default_factory=Gates)  # the definition's featureGates and runtimeConfig, for each
+    agent: NodeAgent | None = None  # the definition's nodeAgent
+    kwok: Path | None = None  # its binary (built before anything starts)
     timings: dict[str, float] = field(default_factory=dict)
     procs: dict[str, Proc] = field(default_factory=dict)
     schedulers: dict[str, Launched] = field(default_factory=dict)
@@ -83,7 +97,8 @@ class LocalControlPlane:
                       f"kube-scheduler={DEFAULT_SCHEDULER_USER}",
                       f"kube-controller-manager={CONTROLLER_MANAGER_USER}",
                       f"under-test={under_test_user(lease)}",
-                      f"{ETCD_CLIENT}=schedgate:etcd-client"]
+                      f"{ETCD_CLIENT}=schedgate:etcd-client",
+                      *([f"{AGENT}={AGENT_USER}/system:masters"] if self.agent else [])]
         self._pki(identities)
         self.timings["pki"] = time.monotonic() - t0
 
@@ -137,15 +152,18 @@ class LocalControlPlane:
         ctx = tls_context(pki / "ca.crt", pki / f"{ADMIN}.crt", pki / f"{ADMIN}.key")
         self.timings["kube-apiserver"] = self.timings["etcd"] + wait_ready(  # from its start, beside etcd's
             api, probe("127.0.0.1", self.api_port, "/readyz", ctx), 60, f"GET https://127.0.0.1:{self.api_port}/readyz")
-        for ident in (ADMIN, "kube-scheduler", "kube-controller-manager", "under-test"):
+        for ident in (ADMIN, "kube-scheduler", "kube-controller-manager", "under-test",
+                      *([AGENT] if self.agent else [])):
             self._write_kubeconfig(ident)
 
     def launch_controllers(self) -> tuple[Proc, Callable[[], bool]]:
         port = free_port()
+        controllers = CONTROLLERS + (AGENT_CONTROLLERS if self.agent else ())
         kcm = self.run.start("kube-controller-manager", [
             str(self.bins.kube_controller_manager),
             f"--kubeconfig={self.kubeconfig('kube-controller-manager')}",
-            f"--controllers={CONTROLLERS}", "--leader-elect=false",
+            f"--controllers={','.join(controllers)}", "--leader-elect=false",
+            *(self.agent.controller_flags() if self.agent else []),
             # Each controller under its own ServiceAccount and bootstrap role: as system:kube-controller-manager
             # the namespace controller may not delete a namespace's pods, and namespaces never finish deleting.
             "--use-service-account-credentials=true",
@@ -155,6 +173,19 @@ class LocalControlPlane:
         ])
         self.procs["kube-controller-manager"] = kcm
         return kcm, probe("127.0.0.1", port, "/healthz", tls_context(self.pki / "ca.crt"))
+
+    def launch_agent(self) -> tuple[Proc, Callable[[], bool]] | None:
+        """kwok on every node (the sync node too: the node lifecycle controller would taint it otherwise)."""
+        if self.agent is None or self.kwok is None:
+            return None
+        port = free_port()
+        proc = self.run.start(AGENT, [
+            str(self.kwok), f"--kubeconfig={self.kubeconfig(AGENT)}", f"--config={shipped(STAGES)}",
+            "--manage-all-nodes=true", f"--node-lease-duration-seconds={self.agent.lease_seconds()}",
+            f"--server-address=127.0.0.1:{port}",
+        ])
+        self.procs[AGENT] = proc
+        return proc, probe("127.0.0.1", port, "/healthz", None)
 
     def scheduler(self, config: SchedulerConfig, binary: Path, identity: str, lease: str) -> Launched:
         if config.black_box is not None:
@@ -180,11 +211,14 @@ class LocalControlPlane:
         under_test = self.scheduler(self.under_test, self.scheduler_binary, "under-test",
                                     self.under_test.lease_name)
         kcm, kcm_ready = self.launch_controllers()
+        agent = self.launch_agent()
         for s in (default, under_test):
             s.launch()
         for s in (default, under_test):
             s.wait_healthy()
         wait_ready(kcm, kcm_ready, 60, "GET /healthz")
+        if agent is not None:
+            self.timings[AGENT] = wait_ready(*agent, 60, "GET /healthz")
         self.timings["schedulers+controllers"] = time.monotonic() - t0
         return [default, under_test]
 

@@ -1,4 +1,5 @@
-"""The local provider: a real control plane as processes on loopback, nodes as API objects.
+"""The local provider: a real control plane as processes on loopback, nodes as API objects (whose pods
+live when the definition has a node agent).
 
 Creation steps: PKI, etcd and kube-apiserver; the scheduler under test's RBAC;
 the definition's nodes; controllers and both schedulers; the first cache
@@ -19,6 +20,7 @@ from schedgate.objects.builders import PLACEHOLDER_IMAGE
 from schedgate.providers.base import ClusterRequest, Started, binaries, create_in_steps, first_sync, log, write_info
 from schedgate.providers.local.controlplane import LocalControlPlane, under_test_user
 from schedgate.providers.rbac import grant, user_subject
+from schedgate.runtime.kwok import ensure_kwok
 from schedgate.runtime.procs import Component, RunDir
 from schedgate.runtime.scheduler import Scheduler
 from schedgate.spec.cluster import ClusterDefinition
@@ -96,9 +98,12 @@ class _Creation:
         gates = req.definition.gates
         if gates:  # before anything starts: a gate or API version the pinned version has not is one line
             gates.check(self.bins.feature_gates() if gates.feature_gates else {}, self.bins.kubernetes_version)
+        agent = req.definition.agent
+        kwok = ensure_kwok() if agent is not None else None  # built (once) before anything starts
         self.dir = RunDir.create(keep=req.keep)
         self.cp = LocalControlPlane(bins=self.bins, run=self.dir, under_test=req.scheduler_config,
-                                    scheduler_binary=self.binary, nodes=len(req.definition.nodes()), gates=gates)
+                                    scheduler_binary=self.binary, nodes=len(req.definition.nodes()), gates=gates,
+                                    agent=agent, kwok=kwok)
 
     def run(self) -> Started:
         req = self.req
@@ -121,7 +126,8 @@ class _Creation:
 
     def nodes(self) -> None:
         api = self.cp.api_client()
-        backend = LocalBackend(cp=self.cp, nodes=ApiOnlyNodes(k8s.CoreV1Api(api)), default_binary=self.binary)
+        nodes = ApiOnlyNodes(k8s.CoreV1Api(api), runs_pods=self.cp.agent is not None)
+        backend = LocalBackend(cp=self.cp, nodes=nodes, default_binary=self.binary)
         self.cluster = Cluster(definition=self.req.definition, kubeconfig=self.cp.admin_kubeconfig, api=api,
                                kubernetes_version=self.bins.kubernetes_version, backend=backend,
                                timings=self.cp.timings)

@@ -1,0 +1,173 @@
+"""Outcomes of pods that live (kubelets on kind, a node agent on local): ``running``, ``unbound``,
+``evicted``, ``notEvicted``, ``nodeTainted`` and ``workloadReady`` (the pods a controller made, which a scenario cannot
+name)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes import client as k8s
+
+from schedgate.cluster.node_kinds import _NodeList
+from schedgate.kube.api import read_json
+from schedgate.kube.watch import MATCH, Check, Matcher, fail, pending, wait_for_items
+from schedgate.objects.matchers import describe_pod, evicted, running
+from schedgate.scenarios.outcomes import WhenTrue, outcome
+from schedgate.scenarios.parse import Parser
+from schedgate.scenarios.run import Run
+
+EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+# Kinds whose pods workloadReady finds: the owner a pod names, or (Deployment) the owner of that owner.
+WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job")
+
+
+@outcome("running")
+@dataclass(frozen=True)
+class Running(WhenTrue):
+    """Running and Ready, not being deleted. Being deleted, or ended, fails at once."""
+
+    def matcher(self) -> Matcher:
+        return running()
+
+
+@outcome("unbound")
+@dataclass(frozen=True)
+class Unbound(WhenTrue):
+    """Not bound, read once, at this step: put it after a positive signal (e.g. a preemption victim
+    ``evicted`` and still terminating: the preemptor must wait for it to be gone)."""
+
+    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
+        for name in pods:
+            pod = r.pod(name).refresh()
+            if pod.node_name:
+                raise AssertionError(f"pod {name} is already bound to {pod.node_name}")
+
+
+@outcome("notEvicted")
+@dataclass(frozen=True)
+class NotEvicted(WhenTrue):
+    """Bound and not being deleted, read once at this step: after a positive signal (another pod of the
+    same node ``evicted``), the pods whose tolerations keep them there."""
+
+    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
+        for name in pods:
+            raw = r.pod(name).read_raw()
+            if raw is None or (raw.get("metadata") or {}).get("deletionTimestamp"):
+                raise AssertionError(f"pod {name} is " + ("gone" if raw is None else "being deleted: "
+                                                          + describe_pod(raw)))
+            if not (raw.get("spec") or {}).get("nodeName"):
+                raise AssertionError(f"pod {name} is not bound")
+
+
+@outcome("evicted")
+@dataclass(frozen=True)
+class Evicted:
+    """Being deleted with a DisruptionTarget condition (``reason``: e.g. DeletionByTaintManager,
+    PreemptionByScheduler; another reason fails at once). ``true``: any reason."""
+
+    reason: str | None = None
+
+    @classmethod
+    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Evicted:
+        if body is True:
+            return cls()
+        mm = p.v.mapping(body, w, required=("reason",), allowed=("reason",))
+        return cls(reason=p.v.string(mm["reason"], f"{w}.reason"))
+
+    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
+        r.each(pods, evicted(self.reason), timeout)
+
+
+@outcome("nodeTainted", about_pods=False)
+@dataclass(frozen=True)
+class NodeTainted:
+    """Every node named carries a taint with ``key`` (and ``effect``, if given)."""
+
+    nodes: tuple[str, ...]
+    key: str
+    effect: str | None
+
+    @classmethod
+    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> NodeTainted:
+        mm = p.v.mapping(body, w, required=("nodes", "key"), allowed=("nodes", "key", "effect"))
+        effect = None
+        if "effect" in mm:
+            effect = p.v.string(mm["effect"], f"{w}.effect")
+            if effect not in EFFECTS:
+                p.v.fail(f"{w}.effect", f"must be one of {', '.join(EFFECTS)}, got {effect!r}")
+        key = p.v.string(mm["key"], f"{w}.key")
+        p.v.label_key(key, f"{w}.key")
+        return cls(nodes=tuple(p.node_set(mm["nodes"], f"{w}.nodes")), key=key, effect=effect)
+
+    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
+        def tainted(items: list[dict[str, Any]]) -> Check:
+            by_name = {i["metadata"]["name"]: i for i in items}
+            waiting = []
+            for n in self.nodes:
+                taints = ((by_name.get(n) or {}).get("spec") or {}).get("taints") or []
+                if not any(t.get("key") == self.key and self.effect in (None, t.get("effect")) for t in taints):
+                    waiting.append(f"{n} ({', '.join(t.get('key', '') for t in taints) or 'no taints'})")
+            return MATCH if not waiting else pending("not yet: " + "; ".join(waiting))
+
+        what = f"{', '.join(self.nodes)} tainted {self.key}" + (f":{self.effect}" if self.effect else "")
+        wait_for_items(_NodeList(r.cluster.core), tainted, what, timeout)
+
+
+@outcome("workloadReady", about_pods=False)
+@dataclass(frozen=True)
+class WorkloadReady:
+    """The pods a workload controller made for ``kind``/``name`` (an object an ``apply`` step made):
+    exactly ``pods`` of them, each Running and Ready, each bound inside ``nodes`` (anywhere else fails at
+    once), and with ``distinctNodes`` each on a node of its own."""
+
+    kind: str
+    name: str
+    count: int
+    on: tuple[str, ...]
+    distinct: bool
+
+    @classmethod
+    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> WorkloadReady:
+        mm = p.v.mapping(body, w, required=("kind", "name", "pods", "nodes"),
+                         allowed=("kind", "name", "pods", "nodes", "distinctNodes"))
+        kind, name = p.v.string(mm["kind"], f"{w}.kind"), p.v.string(mm["name"], f"{w}.name")
+        if kind not in WORKLOAD_KINDS:
+            p.v.fail(f"{w}.kind", f"must be one of {', '.join(WORKLOAD_KINDS)}, got {kind!r}")
+        if (kind, name) not in p.applied:
+            p.v.fail(f"{w}.name", f"no earlier apply step made {kind}/{name}")
+        distinct = p.v.flag(mm["distinctNodes"], f"{w}.distinctNodes") if "distinctNodes" in mm else False
+        return cls(kind=kind, name=name, count=p.v.whole(mm["pods"], f"{w}.pods", minimum=1),
+                   on=tuple(p.node_set(mm["nodes"], f"{w}.nodes")), distinct=distinct)
+
+    def _owners(self, r: Run) -> set[tuple[str, str]]:
+        if self.kind != "Deployment":
+            return {(self.kind, self.name)}
+        sets = read_json(k8s.AppsV1Api(r.cluster.api).list_namespaced_replica_set, r.ns.name)["items"]
+        return {("ReplicaSet", s["metadata"]["name"]) for s in sets
+                if any((o.get("kind"), o.get("name")) == ("Deployment", self.name)
+                       for o in s["metadata"].get("ownerReferences") or [])}
+
+    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
+        allowed = set(self.on)
+
+        def ready(items: list[dict[str, Any]]) -> Check:
+            owners = self._owners(r)
+            mine = [i for i in items if any((o.get("kind"), o.get("name")) in owners
+                                            for o in i["metadata"].get("ownerReferences") or [])]
+            live = [i for i in mine if not i["metadata"].get("deletionTimestamp")]
+            for i in live:
+                node = (i.get("spec") or {}).get("nodeName")
+                if node and node not in allowed:
+                    return fail(f"pod {i['metadata']['name']} bound to {node!r}, outside {sorted(allowed)}")
+            up = [i for i in live if running()(i) == MATCH]
+            nodes = [i["spec"]["nodeName"] for i in up]
+            shown = ", ".join(f"{i['metadata']['name']}@{i['spec'].get('nodeName') or '-'}" for i in live)
+            if self.distinct and len(set(nodes)) < len(nodes):
+                return fail(f"two of its pods share a node: {shown}")
+            if len(up) == self.count == len(live):
+                return MATCH
+            return pending(f"{len(up)} of {len(live)} pods Running and Ready, want {self.count}: {shown or 'none'}")
+
+        wait_for_items(r.ns, ready, f"{self.kind}/{self.name}: {self.count} pods Running and Ready", timeout)
+        r.figure(f"step {index}: {self.kind}/{self.name} pods", self.count)
