@@ -104,3 +104,32 @@ def test_conditions_a_test_sets_are_put_back_by_the_reset(cluster, ns):
     assert conditions() == {"Ready": "True"}
     assert cluster.apply_nodes() is False
     cluster.sync_schedulers()
+
+
+def test_no_pod_outside_schedgates_namespace_can_be_bound_to_the_sync_node(cluster, ns):
+    """The admission guard (schedgate.cluster.guard): a scheduler that chose the sync node (a profile without
+    NodeResourcesFit could) has its bind refused by the API server; schedgate's own probes are not."""
+    from kubernetes.client.exceptions import ApiException
+
+    from schedgate.cluster.sync import SYNC_NODE
+    from schedgate.objects.builders import make_pod
+
+    cluster.sync_schedulers()  # the sync node and its guard exist from the first barrier on
+    pod = make_pod("squatter").scheduler("no-such-scheduler").create(ns)
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "squatter"},
+               "target": {"apiVersion": "v1", "kind": "Node", "name": SYNC_NODE}}
+    try:
+        cluster.core.create_namespaced_binding(ns.name, binding, _preload_content=False)
+    except ApiException as e:
+        assert e.status == 422 and "schedgate's own node" in (e.body or ""), e.body  # the policy denied it
+    else:
+        raise AssertionError("the API server bound a test's pod to the sync node")
+    assert pod.refresh().node_name is None
+    system = cluster.system_namespace()
+    own = make_pod("guard-probe").scheduler("no-such-scheduler").create(system)
+    try:
+        cluster.core.create_namespaced_binding(system.name, {**binding, "metadata": {"name": "guard-probe"}},
+                                               _preload_content=False)
+        assert own.refresh().node_name == SYNC_NODE
+    finally:
+        cluster.core.delete_namespaced_pod("guard-probe", system.name, grace_period_seconds=0)

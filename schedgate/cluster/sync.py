@@ -33,6 +33,10 @@ device per scheduler, named anew each time) and the sync DeviceClass, whose
 selector holds the token, after every other device change; each probe then
 asks, by a ResourceClaim, for its device of that class. It binds only once its
 scheduler has seen the newest slice and class, and so every earlier one.
+
+In a cluster schedgate made, an admission policy (:mod:`schedgate.cluster.guard`) refuses to bind any
+other pod to the sync node: a profile without NodeResourcesFit, to which the node's missing room means
+nothing, cannot place a scenario's pod there either.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from typing import Any
 import kubernetes.client as k8s
 
 from schedgate.cluster.devices import MANAGED, Devices
+from schedgate.cluster.guard import guard_sync_node
 from schedgate.cluster.nodes import MERGE, ready_condition
 from schedgate.errors import ComponentError
 from schedgate.kube.api import ignore_not_found, read_json
@@ -78,6 +83,7 @@ class SyncBarrier:
         self.node = node
         self.count = 0
         self.devices = devices
+        self._guarded = node != SYNC_NODE  # a cluster schedgate did not make gets no cluster-wide policy
         self._room: bool | None = None  # the sync node's room for probes, as last set (None: not yet)
 
     def wait(self, schedulers: Iterable[Scheduler], ns: Namespace, timeout: float = 15.0) -> float:
@@ -88,6 +94,9 @@ class SyncBarrier:
         schedulers = list(schedulers)
         dra = self.devices is not None and self.devices.in_use
         bound = dra or any(getattr(p, "black_box_scheduler", False) for p in schedulers)
+        if not self._guarded:
+            guard_sync_node(self.core.api_client, self.node, ns.name)
+            self._guarded = True
         self._ensure_node(token, room=bound)
         self.count += 1
         if dra:

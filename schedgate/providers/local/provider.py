@@ -14,7 +14,8 @@ from pathlib import Path
 
 from kubernetes import client as k8s
 
-from schedgate.cluster import ApiOnlyNodes, Cluster
+from schedgate.cluster import SYNC_NODE, SYSTEM_NAMESPACE, ApiOnlyNodes, Cluster
+from schedgate.cluster.guard import install_sync_guard
 from schedgate.kube.api import import_api_classes_meanwhile
 from schedgate.objects.builders import PLACEHOLDER_IMAGE
 from schedgate.providers.base import ClusterRequest, Started, binaries, create_in_steps, first_sync, log, write_info
@@ -120,6 +121,7 @@ class _Creation:
         return Started(cluster=self.cluster, stop=self.stop, run_dir=self.dir.path, reaped=self.reaped)
 
     def rbac(self) -> None:
+        install_sync_guard(self.cp.api_client(), SYNC_NODE, SYSTEM_NAMESPACE)  # loads while the rest starts
         config = self.req.scheduler_config
         grant(self.cp.api_client(), config.lease_name, user_subject(under_test_user(config.lease_name)),
               config.lease_name, config.shared_pools, black_box=config.black_box is not None)
