@@ -112,3 +112,28 @@ def test_the_local_provider_refuses_a_gate_before_starting_anything(tmp_path, mo
     with pytest.raises(DefinitionError, match=r"^c\.yaml: featureGates\.NoSuchGate: Kubernetes v1\.37"):
         start_cluster(req, out=None)
     assert not list(tmp_path.glob(f"{RUN_PREFIX}*")) and os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("given, problem", [
+    ("GenericWorkload", "--feature-gates: GenericWorkload: must be NAME=true or NAME=false"),
+    ("GenericWorkload=yes", "--feature-gates: GenericWorkload=yes: must be NAME=true or NAME=false"),
+])
+def test_a_bad_feature_gates_option_is_one_line(given, problem):
+    from schedgate.spec.gates import parse_gate_option
+
+    with pytest.raises(DefinitionError) as e:
+        parse_gate_option(given)
+    assert str(e.value).startswith(problem), str(e.value)
+
+
+def test_the_option_s_gates_go_over_the_definition_s_and_an_unknown_one_names_the_option(tmp_path):
+    from schedgate.spec.gates import parse_gate_option
+
+    gates = load_definition(definition(tmp_path)).gates.with_option(
+        parse_gate_option("GenericWorkload=false,DRAConsumableCapacity=true"))
+    assert gates.feature_gates_flag() == ["--feature-gates=GenericWorkload=false,DRAConsumableCapacity=true"]
+    settable = settable_gates(HELP)
+    gates.check(settable, "v1.37.2")  # both are settable
+    with pytest.raises(DefinitionError, match=r"^--feature-gates: Telepathy: Kubernetes v1.37.2 has no feature gate"):
+        load_definition(definition(tmp_path)).gates.with_option(parse_gate_option("Telepathy=true")).check(
+            settable, "v1.37.2")

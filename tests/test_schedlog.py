@@ -46,3 +46,26 @@ def test_a_log_replaced_or_cut_is_read_again_from_its_start(tmp_path):
     assert as_dict(read_logs([log])) == as_dict(parse(half))
     log.write_text("")  # cut
     assert read_logs([log]) == {}
+
+
+def test_queue_moves_are_read_by_pod_with_their_event_and_queue():
+    lines = [
+        'I1204 16:01:02.000001   77 active_queue.go:414] "Entity moved to an internal scheduling queue" type="pod" '
+        'entity="ns-1/too-big" event="PodAdd" queue="Active"\n',
+        'I1204 16:01:02.100001   77 schedule_one.go:117] "Attempting to schedule pod" pod="ns-1/too-big"\n',
+        'I1204 16:01:09.000001   77 active_queue.go:414] "Entity moved to an internal scheduling queue" type="Pod" '
+        'entity="ns-1/too-big" event="NodeUpdateNodeAllocatable" queue="Active"\n',
+        'I1204 16:01:09.000002   77 backoff_queue.go:324] "Entity moved to an internal scheduling queue" '
+        'type="podgroup" entity="ns-1/group" event="PodAdd" queue="Backoff"\n',
+    ]
+    pods = parse(lines)
+    assert set(pods) == {"ns-1/too-big"}  # a pod group's move is not a pod's
+    assert pods["ns-1/too-big"].moves == [("PodAdd", "Active"), ("NodeUpdateNodeAllocatable", "Active")]
+    assert pods["ns-1/too-big"].cycles == 1
+
+
+def test_queue_moves_come_through_a_followed_read(tmp_path):
+    log = tmp_path / "kube-scheduler.log"
+    log.write_text('I1204 16:01:09.000001   77 active_queue.go:414] "Entity moved to an internal scheduling queue" '
+                   'type="pod" entity="ns-2/p" event="NodeUpdateNodeAllocatable" queue="Active"\n')
+    assert read_logs([log], namespaces={"ns-2"})["ns-2/p"].moves == [("NodeUpdateNodeAllocatable", "Active")]

@@ -48,6 +48,7 @@ from schedgate.runtime.toolchain import ensure_binaries, go_module_dir, ldflags,
 from schedgate.scenarios.load import load_scenario, referenced_files
 from schedgate.scenarios.schema import FILES, SCHEMAS, render, write_schemas
 from schedgate.spec.cluster import load_definition
+from schedgate.spec.gates import parse_gate_option
 from schedgate.spec.schedconfig import SchedulerConfig, load_scheduler_config
 from schedgate.spec.yamlfile import read_yaml
 
@@ -152,6 +153,7 @@ def _up(args: argparse.Namespace) -> int:
                        project_path(args.scheduler_config or DEFAULT_SCHEDULER_CONFIG),
                        provider=args.provider or "local", binary=args.scheduler_binary, bin_dir=args.bin_dir, keep=True)
     started = start_cluster(replace(req, scheduler_image=args.scheduler_image, reuse=args.reuse_cluster,
+                                    feature_gates=parse_gate_option(args.feature_gates) if args.feature_gates else (),
                                     **existing_options(lambda dest: getattr(args, dest))))
     c = started.cluster
     print(f"schedgate: cluster {req.definition.name!r} is up on {req.provider} "

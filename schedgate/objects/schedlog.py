@@ -21,8 +21,8 @@ from pathlib import Path
 # The verbosity that makes the lines below appear: attempts (V3), scores (V10), the queue's rejecting
 # plugins (V3), a plugin's own per-node filter lines (V4/V5), DynamicResources' claim written in PreBind
 # (V5) — per file, so client-go stays quiet.
-LOG_FLAGS = ("--v=2", "--vmodule=schedule_one=10,scheduling_queue=3,framework=4,taint_toleration=4,filtering=5,"
-                      "dynamicresources=5")
+LOG_FLAGS = ("--v=2", "--vmodule=schedule_one=10,scheduling_queue=3,active_queue=5,backoff_queue=5,framework=4,"
+                      "taint_toleration=4,filtering=5,dynamicresources=5")
 
 # Above this many nodes the per-node, per-plugin score lines (schedule_one V10) are left off: at 1,000
 # nodes they cut a scheduler's throughput 2.6-3.1x (make bench-fleet). Attempts, binds and the rest stay.
@@ -105,6 +105,9 @@ class Attempt:
 class PodLog:
     attempts: list[Attempt] = field(default_factory=list)
     cycles: int = 0  # "Attempting to schedule pod" lines: the scheduling cycles the pod had
+    # (event, queue) of each move into the active or backoff queue: what the scheduling queue did on which
+    # cluster event ("PodAdd" first; e.g. "NodeAllocatableChange", "AssignedPodDelete", "BackoffComplete")
+    moves: list[tuple[str, str]] = field(default_factory=list)
 
 
 def parse(lines: Iterable[str]) -> dict[str, PodLog]:
@@ -135,8 +138,11 @@ class _Reader:
                 continue
             kv = _kv(m.group(5))
             at = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
-            pod = kv.get("pod")
+            pod = kv.get("pod") if msg != _MOVED else kv.get("entity") if str(kv.get("type")).lower() == "pod" else None
             if not isinstance(pod, str):
+                continue
+            if msg == _MOVED:
+                pods.setdefault(pod, PodLog()).moves.append((str(kv.get("event", "")), str(kv.get("queue", ""))))
                 continue
             if msg == "Attempting to schedule pod":
                 log = pods.setdefault(pod, PodLog())
@@ -172,7 +178,8 @@ class _Reader:
         return pods
 
 
-_WANTED = frozenset({
+_MOVED = "Entity moved to an internal scheduling queue"  # by a cluster event (active_queue, backoff_queue V5)
+_WANTED = frozenset({_MOVED,
     "Attempting to schedule pod", "Plugin scored node for pod", "Calculated node's final score for pod",
     "Successfully bound pod to node", "reserved", "Unable to schedule pod; no fit; waiting",
     "Error scheduling pod; retrying",
@@ -201,6 +208,7 @@ def read_logs(paths: Iterable[Path | None], namespaces: Collection[str] | None =
                 mine = out.setdefault(pod, PodLog())
                 mine.attempts = mine.attempts + log.attempts
                 mine.cycles += log.cycles
+                mine.moves = mine.moves + log.moves
     return out
 
 

@@ -10,6 +10,7 @@ a provider is a :class:`~schedgate.providers.base.Provider` registered in :data:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
@@ -37,6 +38,9 @@ def start_cluster(req: ClusterRequest, out: TextIO | None = None) -> Started:
 
     Progress goes to the ``schedgate`` logger, and also to ``out`` if given."""
     p = provider(req.provider)
+    if req.feature_gates:  # the option's gates over the definition's, for every component of this cluster
+        req = replace(req, definition=replace(req.definition,
+                                              gates=req.definition.gates.with_option(req.feature_gates)))
     if req.scheduler_binary is not None and not Path(req.scheduler_binary).is_file():
         raise SchedgateError(f"--scheduler-binary {req.scheduler_binary}: no such file")
     box = req.scheduler_config.black_box

@@ -46,6 +46,7 @@ class ClusterRequest:
     allow_fake_gpus: bool = False  # existing: may change the GPU count of nodes that report real GPUs
     scheduler_running: bool = False  # existing: the scheduler under test already runs there; start none
     worker: str = ""  # pytest-xdist's worker (gw0, …): kind clusters are named per worker
+    feature_gates: tuple[tuple[str, bool], ...] = ()  # --feature-gates: over every definition's own
 
 
 @dataclass

@@ -19,6 +19,7 @@ from schedgate.runtime.binaries import check_given
 from schedgate.runtime.pins import PIN_ENV, select
 from schedgate.runtime.toolchain import go_module_dir
 from schedgate.spec.cluster import load_definition
+from schedgate.spec.gates import parse_gate_option
 from schedgate.spec.roles import ROLES, role
 from schedgate.spec.schedconfig import SchedulerConfig, load_scheduler_config
 from schedgate.spec.shipped import shipped
@@ -78,6 +79,9 @@ OPTIONS: tuple[Option, ...] = (
            "go/go.mod or go/pins/); one no pin has is refused, not silently run. Default: "
            "$SCHEDGATE_KUBERNETES_VERSION, else go/go.mod's", metavar="VERSION",
            default=os.environ.get("SCHEDGATE_KUBERNETES_VERSION"), cli=True),
+    Option("--feature-gates", "feature gates for every component of every cluster the run starts, over the "
+           "definitions' own featureGates: NAME=true,NAME=false (checked against the pinned version's list)",
+           metavar="GATES", cli=True),
     Option("--reuse-cluster", "kind: keep one cluster across runs; recreated if its definition or node image "
            "drifted", action="store_true", cli=True),
     Option("--kubeconfig", "existing: the kubeconfig of the cluster to run in (its nodes are the definition's; "
@@ -168,9 +172,10 @@ def request_from(config: pytest.Config) -> ClusterRequest:
     req = make_request(cluster_file, sched_file, provider=config.getoption("provider") or "local",
                        binary=config.getoption("scheduler_binary"), bin_dir=config.getoption("bin_dir"),
                        keep=bool(config.getoption("keep_cluster")))
+    gates = config.getoption("feature_gates")
     req = replace(req, scheduler_image=config.getoption("scheduler_image"),
                   reuse=bool(config.getoption("reuse_cluster")), worker=worker_id(config),
-                  **existing_options(config.getoption))
+                  feature_gates=parse_gate_option(gates) if gates else (), **existing_options(config.getoption))
     if req.provider == "existing" and (req.worker or getattr(config.option, "numprocesses", None)):
         raise SchedgateError("--provider existing with pytest -n: the workers would edit the same nodes of one "
                              "cluster; run it without -n")

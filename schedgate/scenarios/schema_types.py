@@ -9,6 +9,7 @@ from typing import Any
 from schedgate.scenarios import load
 from schedgate.scenarios.control_steps import EXTENDER_KINDS
 from schedgate.scenarios.live_outcomes import EFFECTS, WORKLOAD_KINDS
+from schedgate.scenarios.log_outcomes import QUEUES
 from schedgate.scenarios.outcomes import BOUNDS
 from schedgate.scenarios.parse import MAX_PODS
 from schedgate.scenarios.perf_steps import BASELINES
@@ -88,6 +89,10 @@ TYPES: dict[str, Schema] = {
     "manifests": _list({"type": "object"}, 1), "patch": {"type": "object", "description": "a merge patch"},
     "faults": {"anyOf": [ref("faults"), {"type": "null"}], "description": "the faults to switch on; {} clears all"},
     "slots": {"type": "object", "additionalProperties": _int(), "description": "node or pool -> free slots"},
+    "attempts.for": {"type": "number", "minimum": 0.1, "maximum": 600,
+                     "description": "seconds the upper bound must hold (equals or atMost)"},
+    "requeued.event": {**STR, "description": "a regular expression of the cluster event's label"},
+    "requeued.queue": {"enum": list(QUEUES)},
     "expect.running": {"const": True}, "expect.unbound": {"const": True},
     "expect.notEvicted": {"const": True}, "expect.evicted": {"anyOf": [{"const": True}, {
         "type": "object", "required": ["reason"], "additionalProperties": False,

@@ -41,6 +41,13 @@ class Gates:
     runtime_config: tuple[tuple[str, bool], ...] = ()
     source: str = field(default="<memory>", compare=False)
     lines: Mapping[str, int] = field(default_factory=dict, compare=False)
+    given: tuple[str, ...] = field(default=(), compare=False)  # gates --feature-gates set (over the file's)
+
+    def with_option(self, pairs: tuple[tuple[str, bool], ...]) -> Gates:
+        """These gates with ``--feature-gates``'s over them (a gate set in both: the option's value)."""
+        merged = {**dict(self.feature_gates), **dict(pairs)}
+        return Gates(tuple(merged.items()), self.runtime_config, self.source, self.lines,
+                     tuple(name for name, _ in pairs))
 
     def __bool__(self) -> bool:
         return bool(self.feature_gates or self.runtime_config)
@@ -78,6 +85,8 @@ class Gates:
                            + (f" (it serves {', '.join(same)})" if same else ""))
 
     def _fail(self, where: str, problem: str) -> NoReturn:
+        if where.startswith("featureGates.") and where.split(".", 1)[1] in self.given:
+            raise DefinitionError("--feature-gates", where.split(".", 1)[1], problem)
         line = self.lines.get(where)
         raise DefinitionError(self.source, where, problem + (f" (line {line})" if line else ""))
 
@@ -109,6 +118,18 @@ def parse_gates(v: Validator, top: Mapping[str, Any]) -> Gates:
         apis.append((name, value))
     lines = {k: n for k, n in (v.lines or {}).items() if k.startswith(("featureGates.", "runtimeConfig."))}
     return Gates(tuple(gates), tuple(apis), source=v.source, lines=lines)
+
+
+def parse_gate_option(text: str) -> tuple[tuple[str, bool], ...]:
+    """``--feature-gates A=true,B=false``, as a component takes it; a bad one is one line."""
+    out: dict[str, bool] = {}
+    for item in (x.strip() for x in text.split(",")):
+        name, eq, value = item.partition("=")
+        if not eq or not _GATE_NAME.match(name) or value.lower() not in ("true", "false"):
+            raise DefinitionError("--feature-gates", item or text, "must be NAME=true or NAME=false, comma-separated "
+                                                                   "(GenericWorkload=true,DRAConsumableCapacity=false)")
+        out[name] = value.lower() == "true"
+    return tuple(out.items())
 
 
 def settable_gates(help_text: str) -> dict[str, Gate]:
