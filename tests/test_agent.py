@@ -153,3 +153,13 @@ def test_without_the_agent_a_preemption_victim_never_terminates_and_the_preempto
                        env=dict(os.environ, TMPDIR=str(tmp_path)), capture_output=True, text=True, timeout=300)
     assert r.returncode == 1, r.stdout[-3000:]
     assert "steps[9] expect" in r.stdout and "victim: not deleted after 15s" in r.stdout, r.stdout[-3000:]
+
+
+def test_kind_and_existing_refuse_a_definition_with_an_agent_in_one_line():
+    from schedgate.providers import provider
+
+    live = load_definition(Path(__file__).parent.parent / "clusters" / "live.yaml")
+    for name in ("kind", "existing"):
+        why = provider(name).cannot_run(live)
+        assert why and why.startswith(f"{live.source}: nodeAgent (kwok) is the local provider's; the {name} provider")
+    assert provider("local").cannot_run(live) is None

@@ -48,6 +48,16 @@ class NodeAgent:
         return [f"--node-monitor-grace-period={grace:g}s", f"--node-monitor-period={min(5.0, grace / 4):g}s"]
 
 
+def agent_only_local(definition: Any, provider: str) -> str | None:
+    """Why the ``provider`` (not local) does not run a definition with a node agent, or None without one: its
+    nodes are kubelets, with their own timing (a deletion, the lifecycle's grace period) the file relies on."""
+    if getattr(definition, "agent", None) is None:
+        return None
+    return (f"{definition.source}: nodeAgent ({definition.agent.kind}) is the local provider's; the {provider} "
+            "provider's nodes are kubelets, whose timing (a pod's termination, the node lifecycle's grace period) "
+            "the definition's agent sets on local")
+
+
 def parse_agent(v: Validator, raw: Any, where: str) -> NodeAgent:
     m = v.mapping(raw, where, required=("kind",), allowed=("kind", "nodeMonitorGracePeriod"))
     kind = v.string(m["kind"], f"{where}.kind")

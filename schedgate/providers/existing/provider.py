@@ -63,6 +63,7 @@ from schedgate.runtime.interrupts import interrupts_deferred
 from schedgate.runtime.procs import RunDir
 from schedgate.runtime.scheduler import SchedulerProcess, distinct
 from schedgate.runtime.toolchain import Binaries, pinned_kubernetes_version
+from schedgate.spec.agent import agent_only_local
 from schedgate.spec.cluster import GPU, ClusterDefinition
 from schedgate.spec.quantity import parse_quantity
 from schedgate.spec.schedconfig import LEASE_NAMESPACE
@@ -80,10 +81,13 @@ class ExistingProvider:
     kubelets_only = False
 
     def cannot_run(self, definition: ClusterDefinition) -> str | None:
-        return None
+        return agent_only_local(definition, "existing")
 
     def preflight(self, req: ClusterRequest) -> None:
         """The kubeconfig answers, the user has every right a run needs, the scheduler's version fits."""
+        no_agent = agent_only_local(req.definition, "existing")
+        if no_agent:
+            raise SchedgateError(no_agent)
         kubeconfig = check_kubeconfig(req.kubeconfig, req.context)
         api, version = connect(kubeconfig, req.context)
         check_rights(api, kubeconfig, req.context)

@@ -55,6 +55,7 @@ from schedgate.providers.kind.scheduler import StaticScheduler
 from schedgate.runtime.interrupts import interrupts_deferred
 from schedgate.runtime.procs import RunDir
 from schedgate.runtime.toolchain import Binaries, ensure_binaries
+from schedgate.spec.agent import agent_only_local
 from schedgate.spec.cluster import ClusterDefinition
 from schedgate.spec.schedconfig import default_scheduler_config
 
@@ -70,11 +71,11 @@ class KindProvider:
     kubelets_only = True
 
     def cannot_run(self, definition: ClusterDefinition) -> str | None:
-        return too_large(definition)
+        return too_large(definition) or agent_only_local(definition, "kind")
 
     def preflight(self, req: ClusterRequest) -> None:
         """Each problem one line, before anything is built, created or written."""
-        big = too_large(req.definition)
+        big = too_large(req.definition) or agent_only_local(req.definition, "kind")
         if big:
             raise SchedgateError(big)
         host = Host()
