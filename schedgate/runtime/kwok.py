@@ -18,6 +18,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import TextIO
 
 from schedgate.errors import ToolchainError
 from schedgate.runtime.progress import log, shown_on, ticking
@@ -54,7 +55,7 @@ def _key(module_dir: Path, go: str) -> str:
     return h.hexdigest()[:12]
 
 
-def ensure_kwok(out: object = None) -> Path:
+def ensure_kwok(out: TextIO | None = None) -> Path:
     """The kwok binary of ``go/kwok/go.mod``, built into the cache if it is not there yet."""
     module_dir = kwok_module_dir()
     go = _go()
@@ -63,7 +64,7 @@ def ensure_kwok(out: object = None) -> Path:
     final = root / f"kwok-{version}-{_key(module_dir, go)}" / "kwok"
     if os.access(final, os.X_OK):
         return final
-    with _locked(root), shown_on(out):  # type: ignore[arg-type]
+    with _locked(root), shown_on(out):
         if not os.access(final, os.X_OK):  # another run may have built it while we waited
             _build(go, module_dir, version, final)
     return final
