@@ -163,3 +163,50 @@ def test_kind_and_existing_refuse_a_definition_with_an_agent_in_one_line():
         why = provider(name).cannot_run(live)
         assert why and why.startswith(f"{live.source}: nodeAgent (kwok) is the local provider's; the {name} provider")
     assert provider("local").cannot_run(live) is None
+
+
+def test_ready_is_read_from_the_agents_stamp_in_nanoseconds_else_the_whole_second():
+    from schedgate.report.timing import ready_time
+
+    whole = "2026-12-04T18:50:01Z"
+    stamped = {"type": "Ready", "status": "True", "lastTransitionTime": whole,
+               "message": "schedgate node agent: ready at 2026-12-04T18:50:01.123456789Z"}
+    assert ready_time(stamped) == pytest.approx(1796410201.123456)
+    assert ready_time({**stamped, "message": ""}) == 1796410201.0  # a kubelet's: no message
+    assert ready_time({**stamped, "message": "schedgate node agent: ready at soon"}) == 1796410201.0
+    assert ready_time({**stamped, "status": "False"}) is None
+
+
+def test_a_deployments_pods_report_scheduled_to_ready_below_a_second_from_the_agents_stamp(tmp_path):
+    """On the local provider the node agent's Ready condition carries its moment in nanoseconds, and the
+    timings read it: scheduled->Ready of each pod is that stamp minus the Scheduled event's µs time."""
+    import csv
+    import os
+    import subprocess
+    import sys
+
+    import yaml
+
+    from schedgate.report.timing import AGENT_READY, parse_time
+
+    root = Path(__file__).parent.parent
+    arts = tmp_path / "arts"
+    r = subprocess.run([sys.executable, "-m", "schedgate", "repro", "e2e/scenarios/live-deployment-ready.scenario.yaml",
+                        "--artifacts", str(arts)], cwd=root, env=dict(os.environ, TMPDIR=str(tmp_path)),
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    [folder] = arts.iterdir()
+    pods = [p for p in yaml.safe_load_all((folder / "pods.yaml").read_text()) if p]
+    pods = [p for doc in pods for p in (doc.get("items") if isinstance(doc, dict) and "items" in doc else [doc])]
+    ready = {p["metadata"]["name"]: next(c for c in p["status"]["conditions"] if c["type"] == "Ready")
+             for p in pods if p["metadata"]["name"].startswith("infer-")}
+    assert len(ready) == 3, sorted(ready)
+    for name, cond in ready.items():
+        stamp = AGENT_READY.match(cond.get("message") or "")
+        assert stamp, f"{name}: Ready without the agent's stamp: {cond}"
+        at, whole = parse_time(stamp.group(1)), parse_time(cond["lastTransitionTime"])
+        assert at is not None and whole is not None and whole <= at < whole + 1, cond
+    rows = {row["pod"]: row for row in csv.DictReader((folder / "timings.csv").open())}
+    for name in ready:
+        value = rows[name]["scheduled->ready (s)"]
+        assert value != "-" and 0.0 <= float(value) < 1.0, rows[name]

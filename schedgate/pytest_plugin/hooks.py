@@ -186,7 +186,7 @@ def _after_call(item: pytest.Item, rep: pytest.TestReport, state: ItemState) -> 
     c = state.cluster
     if c.backend.nodes.runs_pods and rep.passed:
         for namespace in state.namespaces:
-            why = wait_bound_pods_ready(namespace)
+            why = wait_bound_pods_ready(namespace, cut_off=c.nodes.stopped)
             if why:
                 rep.sections.append(("schedgate timings", f"scheduled->Ready not measured: {why}"))
     created = {p.name: p.created_wall for namespace in state.namespaces for p in namespace.pods}

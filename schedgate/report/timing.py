@@ -4,13 +4,17 @@ create→scheduled runs from the moment schedgate created the pod (its own
 clock) to the ``Scheduled`` event's ``eventTime`` (microseconds, stamped by
 the scheduler on the same host). Attempts are the ``FailedScheduling``
 events about the pod (with their series counts) plus the one that bound it.
-scheduled→Ready needs a kubelet, so it is only filled on providers that run
-pods for real.
+scheduled→Ready needs something that runs pods: kind's kubelets, or the local
+provider's node agent. A condition's ``lastTransitionTime`` is whole seconds;
+the node agent also writes the moment in nanoseconds into its Ready condition's
+message (``AGENT_READY``), which is read first.
 """
 
 from __future__ import annotations
 
+import re
 import statistics
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -19,6 +23,9 @@ from schedgate.cluster import is_sync_node
 from schedgate.kube.api import read_json
 from schedgate.kube.watch import MATCH, Check, WaitTimeout, pending, wait_for_items
 from schedgate.objects.groups import group_of
+
+# The node agent's Ready message (go/kwok/stages.yaml): "schedgate node agent: ready at <RFC 3339, ns>".
+AGENT_READY = re.compile(r"^schedgate node agent: ready at (\S+)$")
 
 
 @dataclass(frozen=True)
@@ -54,6 +61,14 @@ def parse_time(s: str | None) -> float | None:
         return datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
     except ValueError:
         return None
+
+
+def ready_time(cond: dict[str, Any]) -> float | None:
+    """When a True Ready condition became so: the node agent's stamp in its message, else the whole second."""
+    if cond.get("status") != "True":
+        return None
+    stamp = AGENT_READY.match(cond.get("message") or "")
+    return (parse_time(stamp.group(1)) if stamp else None) or parse_time(cond.get("lastTransitionTime"))
 
 
 def event_time(e: dict[str, Any]) -> float | None:
@@ -93,8 +108,7 @@ def pod_timings(core: Any, events_api: Any, namespace: str,
         bound_at = event_time(scheduled[-1]) if scheduled else (
             parse_time(placed.get("lastTransitionTime")) if placed.get("status") == "True" else None)
         by_scheduler = bool(scheduled) or placed.get("status") == "True"
-        ready = conds.get("Ready") or {}
-        ready_at = parse_time(ready.get("lastTransitionTime")) if ready.get("status") == "True" else None
+        ready_at = ready_time(conds.get("Ready") or {})
         node = spec.get("nodeName") or ""
         if node:
             state = "bound" if by_scheduler else "pre-bound"
@@ -120,17 +134,20 @@ def summary_row(timings: list[PodTiming]) -> tuple[int, int, str, str, int, str]
             f"{statistics.median(ready):.3f}" if ready else "-")
 
 
-def wait_bound_pods_ready(namespace: Any, timeout: float = 30.0) -> str:
+def wait_bound_pods_ready(namespace: Any, timeout: float = 30.0, cut_off: Collection[str] = ()) -> str:
     """Wait until every bound pod in ``namespace`` (a schedgate Namespace) is Ready; '' or why not.
 
     Only where kubelets run pods: it gives scheduled->Ready its end. Pods bound to
-    schedgate's sync node (no kubelet) are not waited for.
+    schedgate's sync node (no kubelet), to a node in ``cut_off`` (its heartbeat stopped: the node
+    lifecycle controller marks its pods not Ready) and pods that have finished are not waited for.
     """
     def ready(items: list[dict[str, Any]]) -> Check:
         waiting = []
         for p in items:
             node = (p.get("spec") or {}).get("nodeName")
-            if not node or is_sync_node(node) or (p.get("metadata") or {}).get("deletionTimestamp"):
+            done = (p.get("status") or {}).get("phase") in ("Succeeded", "Failed")  # a Job's: not Ready any more
+            if (not node or is_sync_node(node) or node in cut_off or done
+                    or (p.get("metadata") or {}).get("deletionTimestamp")):
                 continue
             conds = {c.get("type"): c.get("status") for c in (p.get("status") or {}).get("conditions") or []}
             if conds.get("Ready") != "True":

@@ -82,23 +82,22 @@ class Run:
             self._objects.clean_up()
 
     def run(self) -> None:
+        """The steps in order. What they applied stays until :meth:`close` (the run's teardown), so the
+        timings and artifacts read after the steps see a workload's pods."""
         started = time.monotonic()
-        try:
-            for step in self.scenario.steps:
-                read = getattr(step.action, "metrics_read", None)  # Expect: the schedulers its metric outcome reads
-                for profile in (read() if read is not None else ()):
-                    self._scrape_at_start(profile)
-            for step in self.scenario.steps:
-                t0 = time.monotonic()
-                try:
-                    step.action.run(self)
-                except AssertionError as e:
-                    self.transcript.append(f"{time.monotonic() - started:7.2f}s  {step.title()}: FAILED")
-                    raise AssertionError(f"{self.scenario.source}: {step.title()}: {e}") from None
-                self.transcript.append(f"{time.monotonic() - started:7.2f}s  {step.title()}: ok "
-                                       f"({time.monotonic() - t0:.2f}s)")
-        finally:
-            self.close()
+        for step in self.scenario.steps:
+            read = getattr(step.action, "metrics_read", None)  # Expect: the schedulers its metric outcome reads
+            for profile in (read() if read is not None else ()):
+                self._scrape_at_start(profile)
+        for step in self.scenario.steps:
+            t0 = time.monotonic()
+            try:
+                step.action.run(self)
+            except AssertionError as e:
+                self.transcript.append(f"{time.monotonic() - started:7.2f}s  {step.title()}: FAILED")
+                raise AssertionError(f"{self.scenario.source}: {step.title()}: {e}") from None
+            self.transcript.append(f"{time.monotonic() - started:7.2f}s  {step.title()}: ok "
+                                   f"({time.monotonic() - t0:.2f}s)")
 
     def _scrape_at_start(self, profile: str) -> None:
         if profile in self.metrics_at_start or profile not in self.cluster.schedulers:
