@@ -8,21 +8,16 @@ The package is laid out by layers, each importing only those below it (the
 import-linter contract in pyproject.toml): ``cli`` > ``pytest_plugin`` >
 ``scenarios`` > ``report`` | ``faults`` | ``workloads`` > ``providers`` >
 ``cluster`` > ``runtime`` > ``objects`` > ``kube`` > ``spec`` > ``errors``.
-Old import paths (``schedgate.waits``, ``schedgate.builders``, ...) keep working.
 """
 
-from schedgate import _moved
-
-_moved.install()
-
-from schedgate.cluster import Cluster, ComponentDied  # noqa: E402
-from schedgate.errors import ComponentError, DefinitionError, SchedgateError, ToolchainError  # noqa: E402
-from schedgate.kube.watch import WaitTimeout, WrongOutcome, wait_for, wait_for_items  # noqa: E402
-from schedgate.objects.builders import HIGH_SPEED_NET, PodBuilder, make_pod  # noqa: E402
-from schedgate.objects.events import EventLog  # noqa: E402
-from schedgate.objects.matchers import gone, scheduled_on, scheduling_error, unschedulable  # noqa: E402
-from schedgate.objects.pods import Namespace, Pod  # noqa: E402
-from schedgate.spec.cluster import GPU, ClusterDefinition, load_definition  # noqa: E402
+from schedgate.cluster import Cluster, ComponentDied
+from schedgate.errors import ComponentError, DefinitionError, SchedgateError, ToolchainError
+from schedgate.kube.watch import WaitTimeout, WrongOutcome, wait_for, wait_for_items
+from schedgate.objects.builders import HIGH_SPEED_NET, PodBuilder, make_pod
+from schedgate.objects.events import EventLog
+from schedgate.objects.matchers import gone, scheduled_on, scheduling_error, unschedulable
+from schedgate.objects.pods import Namespace, Pod
+from schedgate.spec.cluster import GPU, ClusterDefinition, load_definition
 
 __all__ = [
     "GPU", "HIGH_SPEED_NET", "Cluster", "ClusterDefinition", "ComponentDied", "ComponentError",

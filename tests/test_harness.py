@@ -139,8 +139,8 @@ def test_a_mutant_build_is_checked_to_be_that_mutant(tmp_path):
 def test_components_die_with_a_killed_run_and_the_next_run_reaps_its_folder(tmp_path):
     code = (
         "import sys, os, signal\n"
-        "from schedgate.definitions import load_definition\n"
-        "from schedgate.schedconfig import load_scheduler_config\n"
+        "from schedgate.spec.cluster import load_definition\n"
+        "from schedgate.spec.schedconfig import load_scheduler_config\n"
         "from schedgate.providers import ClusterRequest, start_cluster\n"
         "s = start_cluster(ClusterRequest('local', load_definition('clusters/inference.yaml'),"
         " load_scheduler_config('clusters/profiles/gpu-packing-scheduler.yaml')), out=None)\n"

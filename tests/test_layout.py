@@ -1,5 +1,5 @@
-"""The package's layers: no import cycle, one contract that `make lint` enforces, and the old flat import
-paths still working for scenarios and users written against them."""
+"""The package's layers: no import cycle, one contract that `make lint` enforces, and no made-up module
+for an old import path."""
 
 from __future__ import annotations
 
@@ -16,59 +16,15 @@ import pytest
 ROOT = Path(__file__).parent.parent
 PACKAGE = ROOT / "schedgate"
 
-# What scenarios, tests and user code imported from the flat layout (each name as it was used).
-OLD_IMPORTS = {
-    "schedgate.api": ["is_transient", "read", "read_json", "TRANSIENT_STATUS"],
-    "schedgate.apiproxy": ["ApiProxy"],
-    "schedgate.builders": ["HIGH_SPEED_NET", "Pod", "PodBuilder", "make_pod"],
-    "schedgate.cluster": ["SYNC_NODE", "SYNC_KEY", "SYSTEM_NAMESPACE", "Cluster", "ComponentDied", "Namespace"],
-    "schedgate.definitions": ["API_VERSION", "GPU", "TAINT_EFFECTS", "ClusterDefinition", "NodeSpec", "Pool", "Taint",
-                              "load_definition", "parse_definition"],
-    "schedgate.errors": ["SchedgateError", "DefinitionError", "ToolchainError", "ComponentError"],
-    "schedgate.events": ["EventLog", "summarize"],
-    "schedgate.extender": ["NETWORK_SLOT", "Extender", "Faults"],
-    "schedgate.fixtures": ["cluster", "events", "extender", "extender_scheduler", "ns", "report", "schedulers",
-                           "slow_api"],
-    "schedgate.gpu": ["PACKING", "DEFAULT", "gpu_pod", "cpu_pod", "fill_gpus", "place_in_order"],
-    "schedgate.kind": ["cluster_name", "definition_digest", "kind_config", "kind_error", "kubelet_may_set",
-                       "resource_scale", "PodScheduler", "StaticScheduler"],
-    "schedgate.metrics": ["MetricsSnapshot", "Sample", "parse_metrics"],
-    "schedgate.mutants": ["header", "caught_by", "main"],
-    "schedgate.options": ["slots_config", "shared_slots_config", "tenant_config", "extender_config", "request_from",
-                          "EXTENDER_KINDS"],
-    "schedgate.picture": ["FREE", "OVERFLOW", "placement_html", "pod_color"],
-    "schedgate.procs": ["RUN_PREFIX", "RunDir", "Proc", "reap_orphans", "remove_run", "run_dirs"],
-    "schedgate.providers": ["PROVIDERS", "ClusterRequest", "Started", "start_cluster", "read_info", "write_info"],
-    "schedgate.quantity": ["parse_quantity", "scaled"],
-    "schedgate.rbac": ["scheduler_rbac", "grant", "user_subject"],
-    "schedgate.report": ["Report"],
-    "schedgate.repro": ["Run", "bound", "decided"],
-    "schedgate.scenario": ["Scenario", "Step", "load_scenario", "is_scenario_file", "referenced_files"],
-    "schedgate.schedconfig": ["SchedulerConfig", "load_scheduler_config", "parse_scheduler_config",
-                              "default_scheduler_config", "LEASE_NAMESPACE"],
-    "schedgate.scheduler": ["Scheduler", "SchedulerProcess", "MetricsTimeout", "distinct"],
-    "schedgate.timing": ["PodTiming", "pod_timings", "summary_row"],
-    "schedgate.toolchain": ["cache_root", "pinned_kubernetes_version", "ensure_binaries", "Binaries"],
-    "schedgate.waits": ["MATCH", "Check", "Verdict", "WaitTimeout", "WrongOutcome", "fail", "pending", "gone",
-                        "pod_condition", "describe_pod", "scheduled_on", "scheduling_error", "unschedulable",
-                        "wait_for", "wait_for_items"],
-    "schedgate.yamlfile": ["read_yaml"],
-}
-
-
-@pytest.mark.parametrize("module", sorted(OLD_IMPORTS))
-def test_an_old_import_path_still_gives_every_name_it_gave(module):
-    m = importlib.import_module(module)
-    missing = [n for n in OLD_IMPORTS[module] if not hasattr(m, n)]
-    assert not missing, f"{module} no longer has {missing}"
-
-
-def test_an_old_path_and_its_new_home_give_the_same_objects():
-    from schedgate import waits
-    from schedgate.kube import watch
-    from schedgate.objects import matchers
-
-    assert waits.wait_for is watch.wait_for and waits.scheduled_on is matchers.scheduled_on
+def test_no_old_import_path_is_made_up():
+    """The flat layout's module names (``schedgate.waits``, ...) are gone with the shim that made them: an
+    import of one fails as any missing module does, and ``import schedgate`` adds no import hook."""
+    before = list(sys.meta_path)
+    importlib.import_module("schedgate")
+    assert sys.meta_path == before
+    for old in ("schedgate.waits", "schedgate.builders", "schedgate.definitions"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
 
 
 def _module_name(path: Path) -> str:

@@ -107,11 +107,6 @@ class ApiProxy:
         self.delay = 0.0
         self.release()
 
-    @property
-    def open_connections(self) -> int:
-        with self._lock:
-            return len(self._links)
-
     # -- lifecycle --------------------------------------------------------------
     @property
     def address(self) -> str:

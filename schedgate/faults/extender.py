@@ -109,10 +109,6 @@ class Extender:
     def __exit__(self, *exc: object) -> None:
         self.down()
 
-    def calls_for(self, pod: str, verb: str = "filter") -> list[Call]:
-        with self._lock:
-            return [c for c in self.calls if c.pod == pod and c.verb == verb]
-
     # -- the protocol ------------------------------------------------------------
     def _handle(self, h: BaseHTTPRequestHandler) -> None:
         verb = h.path.rstrip("/").rsplit("/", 1)[-1]

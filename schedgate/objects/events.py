@@ -101,10 +101,6 @@ class EventLog:
             (re.escape(node) + "$" if node else "")
         return self.expect(pod, "Scheduled", by=by, message=msg, type="Normal", timeout=timeout)
 
-    def reporters(self, pod: PodRef) -> set[str]:
-        """Every controller that reported about the pod (on real nodes its kubelet too)."""
-        return {e.get("reportingController") or "" for e in self.for_pod(pod)}
-
     def deciders(self, pod: PodRef) -> set[str]:
         """The schedulers that reported a scheduling decision about the pod (bound it, refused it, preempted
         for it): what isolation is about, whatever else (a kubelet) reports on the pod's life."""

@@ -81,10 +81,6 @@ class Pod:
     def state(self) -> str:
         return describe_pod(self.raw)
 
-    def scheduled_condition_time(self) -> str | None:
-        c = self.condition()
-        return c.get("lastTransitionTime") if c and c.get("status") == "True" else None
-
     # -- acting ------------------------------------------------------------
     def annotate(self, key: str, value: str | None) -> Pod:
         """Set (or with ``None`` remove) an annotation on the live pod."""
@@ -152,11 +148,6 @@ class Namespace:
             return MATCH if items else pending("no default ServiceAccount yet")
 
         wait_for_items(_DefaultServiceAccount(self), made, "holding its default ServiceAccount", timeout)
-
-    @property
-    def cluster(self) -> PodHost:
-        """The cluster this namespace is in (the name scenarios have always used)."""
-        return self.host
 
     def create_pod(self, builder: PodBuilder) -> Pod:
         body = self.host.pod_manifest(builder)

@@ -64,10 +64,6 @@ class Step:
     index: int
     line: int
 
-    @property
-    def args(self) -> Action:
-        return self.action
-
     def title(self) -> str:
         return f"steps[{self.index}] {self.kind} (line {self.line})"
 
