@@ -24,7 +24,7 @@ help:
 	@echo "make mutants   run the suite against each broken scheduler in clusters/mutants"
 	@echo "make bench     print start-up, suite and bind-latency figures"
 	@echo "make soak N=20 the local suite N times: per-test pass counts, slowest tests (PROVIDER=kind N=5)"
-	@echo "make bench-fleet  the local provider at 1,000 and 5,000 nodes: start, memory, pods/s, p50/p99, harness overhead (ARGS=--sizes 1000)"
+	@echo "make bench-fleet  a live fleet (10,000 kwok nodes, 50,000 pods Running), then 1,000 and 5,000 API-only nodes: start, memory, pods/s, p50/p99, harness overhead (ARGS='--live 1000,5000 --sizes 1000')"
 	@echo "make bench-providers   local and kind side by side: start to ready, node image build (ARGS=--suites: suite times)"
 	@echo "make matrix    the local suite once per pinned Kubernetes minor (go/go.mod, go/pins/): one table version x scenario"
 	@echo "make tools     build the pinned etcd, kube-apiserver, kube-controller-manager, kube-scheduler"

@@ -1,8 +1,9 @@
 """``make bench-fleet``: the local provider at fleet sizes, figures side by side from one run.
 
-    make bench-fleet                       # or: .venv/bin/python bench/fleet.py --sizes 1000,5000
+    make bench-fleet                       # or: .venv/bin/python bench/fleet.py --live 10000,50000 --sizes 1000,5000
 
-Per size N (API-only 8-GPU network nodes):
+First the live fleet (``--live NODES,PODS``: nodes kwok heartbeats, pods that run; see bench/fleet_live.py).
+Then, per size N (API-only 8-GPU network nodes):
 1. cluster start to ready, each phase, and the node creation rate;
 2. control-plane resident memory (and, across sizes, its growth per 1,000 nodes);
 3. two workloads, each run three times — through the scheduler alone (pods
@@ -38,7 +39,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memory import print_memory  # noqa: E402  (bench/, the script's own folder)
+from fleet_live import live, print_start  # noqa: E402  (bench/, the script's own folder)
+from memory import print_memory  # noqa: E402
 
 import schedgate.runtime.scheduler as sched  # noqa: E402
 from schedgate import scheduled_on, wait_for  # noqa: E402
@@ -165,10 +167,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1000,5000", help="node counts, comma-separated")
     ap.add_argument("--pods", type=int, default=300, help="pods per workload run")
+    ap.add_argument("--live", default="10000,50000",
+                    help="NODES,PODS of the live fleet (kwok's heartbeats, pods that run; bench/fleet_live.py), "
+                         "run first; '' for none")
     args = ap.parse_args()
+    if args.live:
+        nodes, pods = (int(x) for x in args.live.split(","))
+        live(nodes, pods, ROOT)
     config = load_scheduler_config(ROOT / "clusters/profiles/gpu-packing-scheduler.yaml")
     memory: dict[int, float] = {}
-    for k, n in enumerate(int(x) for x in args.sizes.split(",")):
+    for k, n in enumerate(int(x) for x in args.sizes.split(",") if x):
         results: dict[tuple[str, str], dict[str, float]] = {}
         for quiet in ((True, False) if k % 2 == 0 else (False, True)):
             t0 = time.monotonic()
@@ -177,12 +185,7 @@ def main() -> int:
             c = started.cluster  # type: ignore[attr-defined]
             try:
                 if not quiet:
-                    print(f"== {n} nodes: start to ready, seconds (wall {wall:.1f}, incl. binary check)")
-                    for phase, secs in c.timings.items():
-                        print(f"   {phase:<34} {secs:7.1f}")
-                    made = next((v for p, v in c.timings.items() if p.endswith(" nodes")), 0.0)
-                    if made:
-                        print(f"   {'node creation rate':<34} {n / made:7.0f} nodes/s")
+                    print_start(c, n, wall, f"{n} nodes")
                     print(f"== {n} nodes: control-plane resident memory, MiB (idle, after start)")
                     memory[n] = print_memory(c, 34)
                 for kind in ("plain", "gpu"):

@@ -56,7 +56,7 @@ def test_a_valid_definition_expands_pools_into_named_nodes(tmp_path):
         pytest.param(("    count: 2\n", "    count: 2\n    zone: a\n"), "pools[0].zone",
                      "unknown field", id="unknown-field"),
         pytest.param(("kind: Cluster", "kind: Clusters"), "kind", "must be Cluster", id="wrong-kind"),
-        pytest.param(("count: 2", "count: 0"), "pools[0].count", "must be a whole number from 1 to 5000",
+        pytest.param(("count: 2", "count: 0"), "pools[0].count", "must be a whole number from 1 to 10000",
                      id="zero-count"),
         pytest.param(("name: gpu", "name: GPU_pool"), "pools[0].name", "must be a DNS label", id="bad-pool-name"),
         pytest.param((', pods: 110', ''), "pools[0].capacity.pods", "required field is missing", id="no-pods"),

@@ -49,7 +49,7 @@ API_VERSION = "schedgate.io/v1alpha1"
 GPU = "nvidia.com/gpu"
 
 _REQUIRED_CAPACITY = ("cpu", "memory", "pods")
-MAX_NODES = 5000
+MAX_NODES = 10_000  # make bench-fleet runs a live fleet of this many (bench/fleet_live.py)
 # A node's name: a DNS subdomain, what the API accepts.
 _NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 HOSTNAME = "kubernetes.io/hostname"
