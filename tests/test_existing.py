@@ -278,3 +278,27 @@ def test_a_scheduler_already_running_in_the_cluster_is_tested_as_it_runs(target,
         assert run_dirs(tmp_path) == [] and our_processes(tmp_path) == []
     finally:
         target.stop_scheduler(theirs)
+
+
+def test_a_file_needing_a_gate_the_cluster_lacks_skips_there_naming_it(target, tmp_path):
+    """Its requires: turns the gate on where schedgate starts the cluster; here it cannot, so it skips."""
+    scenario = tmp_path / "needs-gate.scenario.yaml"
+    scenario.write_text(f"""\
+apiVersion: schedgate.io/v1alpha1
+kind: Scenario
+name: needs-gate
+cluster: {ROOT}/clusters/inference.yaml
+requires: [GenericWorkload]
+steps:
+  - apply:
+      manifest: {{apiVersion: scheduling.k8s.io/v1beta1, kind: PodGroup, metadata: {{name: pair}},
+                 spec: {{schedulingPolicy: {{gang: {{minCount: 2}}}}}}}}
+""")
+    before = snapshot(target.api)
+    out = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs", str(scenario),
+                          "--provider", "existing", "--kubeconfig", str(target.kubeconfig), "--allow-fake-gpus"],
+                         cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=600)
+    tail = out.stdout[-3000:] + out.stderr[-2000:]
+    assert out.returncode == 0 and "1 skipped" in out.stdout, tail
+    assert "needs GenericWorkload (requires[0])" in out.stdout and "has the gate off" in out.stdout, tail
+    assert snapshot(target.api) == before and run_dirs(tmp_path) == []

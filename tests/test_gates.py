@@ -94,7 +94,7 @@ def test_a_gated_feature_skips_unless_the_cluster_has_the_gate_on():
     needs = {"GenericWorkload": "requires[0]"}
     assert skip_reason(needs, "v1.37.2", "f.yaml", lambda: {"GenericWorkload": True}) is None
     off = skip_reason(needs, "v1.37.2", "f.yaml", lambda: {"GenericWorkload": False})
-    assert off is not None and "the gate off" in off and "featureGates: {GenericWorkload: true}" in off
+    assert off is not None and "the gate off" in off and "featureGates: {GenericWorkload: false}" in off
     old = skip_reason(needs, "v1.36.3", "f.yaml", lambda: {"GenericWorkload": True})
     assert old is not None and "is older than 1.37, the first to have it" in old
 
@@ -137,3 +137,71 @@ def test_the_option_s_gates_go_over_the_definition_s_and_an_unknown_one_names_th
     with pytest.raises(DefinitionError, match=r"^--feature-gates: Telepathy: Kubernetes v1.37.2 has no feature gate"):
         load_definition(definition(tmp_path)).gates.with_option(parse_gate_option("Telepathy=true")).check(
             settable, "v1.37.2")
+
+
+SCENARIO = """\
+apiVersion: schedgate.io/v1alpha1
+kind: Scenario
+name: s
+cluster: c.yaml
+requires: [GenericWorkload]
+steps:
+  - apply:
+      manifest: {apiVersion: scheduling.k8s.io/v1beta1, kind: PodGroup, metadata: {name: pair},
+                 spec: {schedulingPolicy: {gang: {minCount: 2}}}}
+"""
+PLAIN = BASE.replace("featureGates:\n  GenericWorkload: true\nruntimeConfig:\n  scheduling.k8s.io/v1beta1: true\n", "")
+
+
+def test_a_scenario_that_requires_a_gated_feature_has_it_turned_on_unless_its_definition_sets_the_gate(tmp_path):
+    from schedgate.scenarios.load import load_scenario
+
+    definition(tmp_path, PLAIN)
+    (tmp_path / "s.scenario.yaml").write_text(SCENARIO)
+    gates = load_scenario(tmp_path / "s.scenario.yaml").definition.gates
+    assert gates.feature_gates == (("GenericWorkload", True),)
+    assert gates.runtime_config == (("scheduling.k8s.io/v1beta1", True),)
+    assert gates == load_definition(definition(tmp_path)).gates  # what a definition that turns it on has
+    definition(tmp_path, BASE.replace("GenericWorkload: true", "GenericWorkload: false"))
+    off = load_scenario(tmp_path / "s.scenario.yaml").definition.gates
+    assert off.feature_gates == (("GenericWorkload", False),)  # the definition's word stands: the file skips
+    definition(tmp_path, PLAIN)
+    (tmp_path / "s.scenario.yaml").write_text(SCENARIO.replace("requires: [GenericWorkload]\n", ""))
+    assert not load_scenario(tmp_path / "s.scenario.yaml").definition.gates
+
+
+def test_a_gate_turned_on_for_requires_that_the_version_lacks_names_the_scenario_s_field(tmp_path):
+    from schedgate.scenarios.load import load_scenario
+
+    definition(tmp_path, PLAIN)
+    path = tmp_path / "s.scenario.yaml"
+    path.write_text(SCENARIO)
+    gates = load_scenario(path).definition.gates
+    with pytest.raises(DefinitionError) as e:
+        gates.check(settable_gates(HELP.replace("GenericWorkload", "Other")), "v1.36.3")
+    assert str(e.value).startswith(f"{path}: requires[0]: turns on featureGates.GenericWorkload for it: "
+                                   "Kubernetes v1.36.3 has no feature gate 'GenericWorkload'"), str(e.value)
+    with pytest.raises(DefinitionError) as e:
+        gates.check(settable_gates(HELP), "v1.35.4")
+    assert str(e.value).startswith(f"{path}: requires[0]: turns on runtimeConfig.scheduling.k8s.io/v1beta1 for "
+                                   "it: Kubernetes v1.35.4 does not serve"), str(e.value)
+
+
+def test_a_podgroup_file_whose_definition_leaves_the_gate_unset_runs_with_it_on(tmp_path):
+    """native-podgroup-gang on a definition with neither featureGates nor runtimeConfig: its requires: turns
+    both on for its own cluster, so the PodGroup is served and the pair binds whole (before: a skip)."""
+    import subprocess
+    import sys
+
+    cluster = tmp_path / "plain.yaml"
+    cluster.write_text((ROOT / "clusters" / "workloads.yaml").read_text().replace(
+        "featureGates:\n  GenericWorkload: true\nruntimeConfig:\n  scheduling.k8s.io/v1beta1: true\n", "")
+        .replace("name: workloads", "name: plain"))
+    assert "featureGates" not in cluster.read_text()
+    scenario = tmp_path / "plain.scenario.yaml"
+    scenario.write_text((ROOT / "e2e" / "scenarios" / "native-podgroup-gang.scenario.yaml").read_text()
+                        .replace("../../clusters/workloads.yaml", str(cluster)))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs", str(scenario)],
+                       cwd=ROOT, env=dict(os.environ, TMPDIR=str(tmp_path)), capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and "\n1 passed in" in r.stdout, r.stdout[-3000:]

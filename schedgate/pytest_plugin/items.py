@@ -31,7 +31,7 @@ from schedgate.runtime.scheduler import Scheduler
 from schedgate.scenarios.load import Scenario, is_scenario_file, load_scenario
 from schedgate.scenarios.run import Run
 from schedgate.spec.cluster import ClusterDefinition
-from schedgate.spec.features import skip_reason
+from schedgate.spec.features import as_written, skip_reason
 from schedgate.spec.schedconfig import SchedulerConfig
 
 
@@ -182,7 +182,11 @@ def group_by_cluster(items: list[pytest.Item], req: ClusterRequest) -> None:
 
 
 def _same(scenario: Scenario, req: ClusterRequest) -> bool:
-    return scenario.definition == req.definition and (
+    """Whether the file runs on the session's cluster. A provider that does not start clusters cannot turn
+    on what the file's ``requires:`` needs: it compares the definition as written (the file skips there
+    when the cluster lacks the need)."""
+    mine = scenario.definition if provider(req.provider).makes_clusters else as_written(scenario.definition)
+    return mine == req.definition and (
         scenario.scheduler is None or scenario.scheduler.doc == req.scheduler_config.doc)
 
 

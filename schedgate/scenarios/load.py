@@ -44,6 +44,7 @@ from schedgate.scenarios.parse import TEMPLATE_FIELDS, Parser
 from schedgate.scenarios.run import Action
 from schedgate.scenarios.steps import STEPS
 from schedgate.spec.cluster import API_VERSION, ClusterDefinition, load_definition, parse_definition
+from schedgate.spec.features import turn_on
 from schedgate.spec.roles import SCENARIO_ROLES, role
 from schedgate.spec.schedconfig import SchedulerConfig, load_scheduler_config, parse_scheduler_config
 from schedgate.spec.shipped import resolve_user_path, shipped
@@ -122,6 +123,7 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
     needs = requires(v, m.get("requires"))
     for cap, where in found(m).items():
         needs.setdefault(cap, where)
+    definition = turn_on(definition, needs, str(p))  # a gated feature it requires: on, unless the file says
     parser = Parser(path=p, v=v, definition=definition, load_config=load_scheduler_config)
     for t, body in v.mapping(m.get("templates") or {}, "templates").items():
         v.dns_label(t, f"templates.{t}")

@@ -7,16 +7,25 @@ A file names them in ``requires:`` beside the scheduler's capabilities (spec.bla
 On a cluster whose Kubernetes is older than the minor a feature is on by default from, the file skips,
 naming the feature, what it does and the cluster's version: the version matrix (``make matrix``) shows
 such a cell as ``skip`` with that reason, never as a failure the scheduler did not earn. A *gated*
-feature (``GenericWorkload``) is off by default everywhere: the file also skips unless the cluster's API
-server has the gate on (its /metrics, ``kubernetes_feature_enabled``), which a cluster definition's
-``featureGates`` does on the local provider.
+feature (``GenericWorkload``) is off by default everywhere. A file that needs one has it turned on
+(``turn_on``): its cluster definition gets the gate and the API versions the feature serves unless the
+definition sets the gate itself, so on a provider that starts its clusters (local, kind) the file runs on
+a cluster of its definition with them on. It still skips when the cluster's API server has the gate off
+(its /metrics, ``kubernetes_feature_enabled``): a definition that turns it off, ``--feature-gates``
+turning it off, an existing cluster that does not have it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from schedgate.spec.gates import Gates
+
+if TYPE_CHECKING:
+    from schedgate.spec.cluster import ClusterDefinition
 
 
 @dataclass(frozen=True)
@@ -24,6 +33,7 @@ class Feature:
     since: tuple[int, int]  # the first minor that has it on by default (a gate: that has it at all)
     what: str
     gate: bool = False  # off by default: the cluster must have turned it on (a definition's featureGates)
+    serves: tuple[str, ...] = ()  # API versions a gated feature is served in, turned on with it (runtimeConfig)
 
     @property
     def since_text(self) -> str:
@@ -34,7 +44,8 @@ FEATURES: Mapping[str, Feature] = {
     "DRAExtendedResource": Feature((1, 36), "lets DRA devices serve an extended resource such as nvidia.com/gpu "
                                             "(a DeviceClass's extendedResourceName)"),
     "GenericWorkload": Feature((1, 37), "serves Workload and PodGroup in scheduling.k8s.io/v1beta1 and "
-                                        "schedules a PodGroup's pods as a group", gate=True),
+                                        "schedules a PodGroup's pods as a group", gate=True,
+                                 serves=("scheduling.k8s.io/v1beta1",)),
 }
 
 
@@ -50,6 +61,31 @@ def off_by_default(needs: Mapping[str, str], version: str) -> list[tuple[str, st
     if have is None:
         return []
     return sorted((n, where) for n, where in needs.items() if n in FEATURES and have < FEATURES[n].since)
+
+
+def turn_on(definition: ClusterDefinition, needs: Mapping[str, str], source: str) -> ClusterDefinition:
+    """``definition`` with each gated feature among ``needs`` turned on (the gate and the API versions it
+    serves) unless the definition sets that gate itself; a refusal of one names ``source``'s field."""
+    wanted = {n: where for n, where in needs.items() if n in FEATURES and FEATURES[n].gate
+              and definition.gates.on(n) is None}
+    if not wanted:
+        return definition
+    gates = definition.gates.with_needs(
+        tuple((n, f"{source}: {where}") for n, where in sorted(wanted.items())),
+        tuple(api for n in sorted(wanted) for api in FEATURES[n].serves))
+    return replace(definition, gates=gates)
+
+
+def as_written(definition: ClusterDefinition) -> ClusterDefinition:
+    """``definition`` without what :func:`turn_on` added: the cluster a provider that does not start its
+    clusters must already be (there a file whose need it lacks skips)."""
+    g = definition.gates
+    if not g.needed:
+        return definition
+    keep = Gates(tuple((n, on) for n, on in g.feature_gates if f"featureGates.{n}" not in g.needed),
+                 tuple((a, on) for a, on in g.runtime_config if f"runtimeConfig.{a}" not in g.needed),
+                 g.source, g.lines, g.given)
+    return replace(definition, gates=keep)
 
 
 def skip_reason(needs: Mapping[str, str], version: str, what: str,
@@ -73,6 +109,7 @@ def skip_reason(needs: Mapping[str, str], version: str, what: str,
     for name, where in gated:
         if not have.get(name):
             return (f"schedgate: {what} needs {name} ({where}): it {FEATURES[name].what}; this cluster's API "
-                    f"server has the gate {'off' if name in have else 'not at all'} (a cluster definition turns "
-                    f"it on: featureGates: {{{name}: true}})")
+                    f"server has the gate {'off' if name in have else 'not at all'} (on a provider that starts "
+                    f"its clusters the file's own turns it on, unless its definition or --feature-gates sets "
+                    f"featureGates: {{{name}: false}})")
     return None

@@ -42,12 +42,24 @@ class Gates:
     source: str = field(default="<memory>", compare=False)
     lines: Mapping[str, int] = field(default_factory=dict, compare=False)
     given: tuple[str, ...] = field(default=(), compare=False)  # gates --feature-gates set (over the file's)
+    needed: Mapping[str, str] = field(default_factory=dict, compare=False)  # field turned on -> the scenario's need
 
     def with_option(self, pairs: tuple[tuple[str, bool], ...]) -> Gates:
         """These gates with ``--feature-gates``'s over them (a gate set in both: the option's value)."""
         merged = {**dict(self.feature_gates), **dict(pairs)}
         return Gates(tuple(merged.items()), self.runtime_config, self.source, self.lines,
-                     tuple(name for name, _ in pairs))
+                     tuple(name for name, _ in pairs), self.needed)
+
+    def with_needs(self, gates: tuple[tuple[str, str], ...], apis: tuple[str, ...]) -> Gates:
+        """These gates with ``gates`` (name, the file and field that need it) turned on and ``apis`` served, each
+        where the definition leaves it unset (a scenario's ``requires:``, spec.features)."""
+        have, served = dict(self.feature_gates), dict(self.runtime_config)
+        why = min((where for _, where in gates), default=self.source)
+        needed = {**{f"featureGates.{n}": where for n, where in gates if n not in have},
+                  **{f"runtimeConfig.{a}": why for a in apis if a not in served}}
+        return Gates(tuple({**have, **{n: True for n, _ in gates if n not in have}}.items()),
+                     tuple({**served, **{a: True for a in apis if a not in served}}.items()),
+                     self.source, self.lines, self.given, {**self.needed, **needed})
 
     def __bool__(self) -> bool:
         return bool(self.feature_gates or self.runtime_config)
@@ -85,8 +97,12 @@ class Gates:
                            + (f" (it serves {', '.join(same)})" if same else ""))
 
     def _fail(self, where: str, problem: str) -> NoReturn:
-        if where.startswith("featureGates.") and where.split(".", 1)[1] in self.given:
-            raise DefinitionError("--feature-gates", where.split(".", 1)[1], problem)
+        gate = where.split(".", 1)[1] if where.startswith("featureGates.") else ""
+        if gate in self.given:
+            raise DefinitionError("--feature-gates", gate, problem)
+        if where in self.needed:  # turned on for a scenario's requires: (spec.features)
+            file, _, need = self.needed[where].partition(": ")
+            raise DefinitionError(file, need, f"turns on {where} for it: {problem}")
         line = self.lines.get(where)
         raise DefinitionError(self.source, where, problem + (f" (line {line})" if line else ""))
 
