@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 import pytest
@@ -102,33 +101,38 @@ def test_quantities(text, value):
     assert parse_quantity(text) == pytest.approx(value)
 
 
-def test_pytest_kubernetes_create_with_a_config_passes_config_and_kubeconfig_but_no_name_or_image(tmp_path,
-                                                                                                  monkeypatch):
-    """Pins what schedgate relies on in pytest-kubernetes 0.9: the cluster name comes from our config
-    (which therefore names the cluster and every node's image), the kubeconfig goes where we say,
-    and kind is found on os.environ's PATH."""
+def test_pytest_kubernetes_create_with_a_config_passes_config_and_kubeconfig_but_no_name_or_image(tmp_path):
+    """Pins what schedgate relies on in pytest-kubernetes 0.9, through its public create and delete: the
+    cluster name comes from our config (which therefore names the cluster and every node's image), the
+    kubeconfig goes where we say, and kind and kubectl are the host's (its PATH, not os.environ's)."""
     from pytest_kubernetes.options import ClusterOptions
-    from pytest_kubernetes.providers import KindManagerBase
 
-    log = tmp_path / "kind.args"
-    fake = tmp_path / "kind"
-    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\n")
-    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    from schedgate.providers.kind.host import Host, KindManager
+
+    log, made = tmp_path / "kind.args", tmp_path / "made"
+    for name, body in {"kind": f'echo "$@" >> {log}\n[ "$1" = create ] && touch {made}\nexit 0\n',
+                       # the readiness kubectl asks: /readyz, then the default ServiceAccount, once kind made it
+                       "kubectl": f'[ -e {made} ] || exit 1\ncase "$*" in *readyz*) echo ok;; '
+                                  '*) echo \'{"kind": "ServiceAccount"}\';; esac\n'}.items():
+        (tmp_path / name).write_text(f"#!/bin/sh\n{body}")
+        (tmp_path / name).chmod(0o755)
+    host = Host(env={"PATH": f"{tmp_path}:/usr/bin:/bin"})
     cfg = tmp_path / "cluster.yaml"
     cfg.write_text(yaml.safe_dump({"kind": "Cluster", "name": "schedgate-x", "nodes": [{"role": "control-plane"}]}))
-    mgr = KindManagerBase(provider_config=str(cfg), kubeconfig=tmp_path / "kc")
+    mgr = KindManager(host, cfg, tmp_path / "kc")
     assert mgr.cluster_name == "schedgate-x"
-    mgr._on_create(ClusterOptions(kubeconfig_path=tmp_path / "kc", provider_config=cfg))
+    (tmp_path / "kc").write_text("kubeconfig")  # kind writes it; the readiness check reads it
+    mgr.create(ClusterOptions(kubeconfig_path=tmp_path / "kc", provider_config=cfg), timeout=5)
     args = log.read_text().split()
     assert args[:2] == ["create", "cluster"]
     assert args[args.index("--config") + 1] == str(cfg)
     assert args[args.index("--kubeconfig") + 1] == str(tmp_path / "kc")
     assert "--name" not in args and "--image" not in args
-    # Its delete passes --name but no --kubeconfig: schedgate deletes clusters itself.
+    assert "PATH" not in os.environ or str(tmp_path) not in os.environ["PATH"]  # this process's is untouched
+    # Its delete passes --name but no --kubeconfig: schedgate deletes clusters itself (Host.delete_cluster).
     log.unlink()
-    mgr._on_delete()
-    assert "--kubeconfig" not in log.read_text().split()
+    mgr.delete()
+    assert log.read_text().split() == ["delete", "cluster", "--name", "schedgate-x"]
 
 
 def test_kinds_error_is_its_error_line_with_the_failed_commands_own_output():

@@ -268,6 +268,11 @@ class KindManager(KindManagerBase):  # type: ignore[misc]
         self._host = host
         super().__init__(provider_config=str(config), kubeconfig=kubeconfig)
 
+    # pytest-kubernetes 0.9's public surface (create, ready, delete, kubeconfig, cluster_name) has no say in
+    # how a command runs: its _exec runs a shell string with os.environ (and its env=os.environ.update(...)
+    # passes None while changing this process's environment), and _exec_path is shutil.which on that PATH.
+    # These two overrides are the whole wrapper: kind from the host's PATH, run as an argument list in a
+    # process group of its own (Ctrl-C) with the host's environment. Everything else is its public API.
     @property
     def _exec_path(self) -> Path:
         return Path(self._host.tool("kind"))
