@@ -139,7 +139,7 @@ def test_a_claim_names_a_class_of_the_definition_and_attributes_get_the_driver_d
     pod = s.steps[0].action.template.builder("p").obj()  # type: ignore[attr-defined]
     name = pod["spec"]["resourceClaims"][0]["resourceClaimTemplateName"]
     assert pod["spec"]["containers"][0]["resources"]["claims"] == [{"name": "devices"}]
-    (req,) = s.steps[0].action.template.devices  # type: ignore[attr-defined]
+    (req,) = s.steps[0].action.template.get("devices")  # type: ignore[attr-defined]
     assert req == DeviceRequest("gpu", 2, ("gpu.example.com/nvlinkDomain",))
     tmpl = claim_template([req])
     assert tmpl["metadata"]["name"] == name

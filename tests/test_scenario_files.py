@@ -235,7 +235,7 @@ def test_a_gpu_cycle_gives_each_pod_its_turn(tmp_path):
                                                     "{template: infer, name: infer, count: 5, gpuCycle: [1, 4]}")))
     create = sc.steps[0].action
     assert create.names == tuple(f"infer-{i}" for i in range(1, 6))
-    assert [create.template_for(i).gpus for i in range(5)] == [1, 4, 1, 4, 1]
+    assert [create.template_for(i).get("gpus") for i in range(5)] == [1, 4, 1, 4, 1]
 
 
 def test_a_file_that_adds_or_overcommits_nodes_says_which_step_before_anything_starts():
@@ -255,3 +255,4 @@ def test_a_file_that_adds_or_overcommits_nodes_says_which_step_before_anything_s
     assert (LocalProvider.adds_nodes, KindProvider.adds_nodes, ExistingProvider.adds_nodes) == (True, False, False)
     assert (LocalProvider.kubelets_only, KindProvider.kubelets_only, ExistingProvider.kubelets_only) == (
         False, True, False)
+

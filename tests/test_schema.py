@@ -19,11 +19,11 @@ from jsonschema import Draft202012Validator
 
 from schedgate.cli.main import _schema
 from schedgate.errors import DefinitionError
-from schedgate.scenarios import schema
+from schedgate.scenarios import reference, schema
 from schedgate.scenarios.load import load_scenario
 from schedgate.scenarios.outcomes import OUTCOMES
-from schedgate.scenarios.parse import TEMPLATE_FIELDS
 from schedgate.scenarios.steps import STEPS
+from schedgate.scenarios.template import TEMPLATE_FIELDS
 from schedgate.spec.cluster import API_VERSION, NODE_FIELDS, load_definition, parse_definition
 from schedgate.spec.validate import join
 
@@ -106,9 +106,20 @@ def test_the_command_prints_writes_and_locates_them(tmp_path, monkeypatch):
     where = subprocess.run([*cli, "--path"], capture_output=True, text=True, timeout=120)
     assert where.stdout.strip() == str(schema.SCHEMAS / "scenario.schema.json"), where.stderr
     monkeypatch.setattr(schema, "SCHEMAS", tmp_path)  # --write, into a copy of the package's folder
+    monkeypatch.setattr(reference, "DOCS", tmp_path / "docs")  # and of the reference pages'
     assert _schema(argparse.Namespace(write=True, path=False, kind="scenario")) == 0
     for name in schema.FILES.values():
         assert (tmp_path / name).read_text() == (ROOT / "schedgate" / "schemas" / name).read_text()
+    for name in reference.PAGES:
+        assert (tmp_path / "docs" / name).read_text() == (ROOT / "docs" / "reference" / name).read_text()
+
+
+@pytest.mark.parametrize("name", sorted(reference.PAGES))
+def test_the_reference_pages_are_what_the_declarations_make_now(name):
+    page = ROOT / "docs" / "reference" / name
+    assert page.is_file(), f"{page} is missing: run `schedgate schema --write`"
+    assert page.read_text(encoding="utf-8") == reference.render_page(name), \
+        f"{page.name} has drifted from the declarations: run `schedgate schema --write` and commit the result"
 
 
 # -- (b) schema and loader agree ------------------------------------------------------------------

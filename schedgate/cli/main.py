@@ -46,6 +46,7 @@ from schedgate.runtime.progress import show_on
 from schedgate.runtime.schedcheck import check_with_scheduler
 from schedgate.runtime.toolchain import ensure_binaries, go_module_dir, ldflags, pinned_kubernetes_version, selected_pin
 from schedgate.scenarios.load import load_scenario, referenced_files
+from schedgate.scenarios.reference import write_pages
 from schedgate.scenarios.schema import FILES, SCHEMAS, render, write_schemas
 from schedgate.spec.cluster import load_definition
 from schedgate.spec.gates import parse_gate_option
@@ -245,7 +246,7 @@ def _check(args: argparse.Namespace) -> int:
 
 def _schema(args: argparse.Namespace) -> int:
     if args.write:
-        for path in write_schemas():
+        for path in [*write_schemas(), *write_pages()]:
             print(f"schedgate: wrote {path}")
     elif args.path:
         print(SCHEMAS / FILES[args.kind])

@@ -40,9 +40,10 @@ import schedgate.scenarios.race_outcomes
 import schedgate.scenarios.spread_outcomes  # noqa: F401  (these register their steps)
 from schedgate.errors import DefinitionError
 from schedgate.scenarios.needs import found, node_objects, requires
-from schedgate.scenarios.parse import TEMPLATE_FIELDS, Parser
+from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Action
 from schedgate.scenarios.steps import STEPS
+from schedgate.scenarios.template import TEMPLATE_FIELDS
 from schedgate.spec.cluster import API_VERSION, ClusterDefinition, load_definition, parse_definition
 from schedgate.spec.features import turn_on
 from schedgate.spec.roles import SCENARIO_ROLES, role

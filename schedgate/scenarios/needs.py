@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from schedgate.scenarios.template import POD_FIELDS
 from schedgate.spec.blackbox import CAPABILITIES
 from schedgate.spec.features import FEATURES
 from schedgate.spec.validate import Validator
@@ -24,8 +25,9 @@ BY_KEY = {
     "devices": "devices", "takeDevicesOffline": "devices", "bringDevicesOnline": "devices",
     "extender": "kube-scheduler", "startScheduler": "kube-scheduler",
     "podAffinity": "inter-pod-affinity", "podAntiAffinity": "inter-pod-affinity",
-    "topologySpreadConstraints": "topology-spread", "hostPort": "host-ports", "priorityClass": "preemption",
+    "topologySpreadConstraints": "topology-spread", "hostPort": "host-ports",
     "priorityClassName": "preemption", "resourceClaims": "devices",
+    **{f.key: f.needs for f in POD_FIELDS if f.needs},  # the pod fields' own (scenarios.template)
 }
 # Steps and outcomes that need nodes which are API objects only (no kubelet behind them), by what they need:
 # "adds" a node schedgate creates (a kubelet's node registers itself), "overcommits" a node whose kubelet

@@ -6,81 +6,21 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
-from schedgate.objects.builders import PodBuilder, make_pod
-from schedgate.objects.claims import DeviceRequest
+from schedgate.scenarios.template import Template, read_template
 from schedgate.spec.cluster import ClusterDefinition, NodeSpec
-from schedgate.spec.manifest import check_manifest, merged, pod_fragment
+from schedgate.spec.manifest import check_manifest
 from schedgate.spec.schedconfig import SchedulerConfig
 from schedgate.spec.shipped import resolve_user_path
-from schedgate.spec.validate import MAX_SECONDS, Validator, kind_of
+from schedgate.spec.validate import MAX_SECONDS, Validator
 
 T = TypeVar("T")
 DEFAULT_TIMEOUT = 30.0
 MAX_PODS = 10_000        # pods one scenario creates
-
-
-@dataclass(frozen=True)
-class Template:
-    """A validated pod template: the shorthand fields of a scenario file, as a builder makes them."""
-
-    gpus: int | None = None
-    requests: tuple[tuple[str, str], ...] = ()
-    scheduler: str | None = None
-    require_labels: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    forbid_labels: tuple[str, ...] = ()
-    tolerations: tuple[tuple[str, str, str], ...] = ()
-    labels: tuple[tuple[str, str], ...] = ()
-    annotations: tuple[tuple[str, str], ...] = ()
-    node: str | None = None
-    priority_class: str | None = None
-    pod: dict[str, Any] | None = None  # a Pod manifest fragment, merged over the rest
-    devices: tuple[DeviceRequest, ...] = ()  # through a DRA claim of the pod's own
-
-    def merged(self, other: Template) -> Template:
-        """``other``'s fields over this one's (a step's own fields over its template's)."""
-        changes = {k: v for k, v in other.__dict__.items() if v not in (None, ())}
-        if other.requests:
-            changes["requests"] = tuple({**dict(self.requests), **dict(other.requests)}.items())
-        if other.pod and self.pod:
-            changes["pod"] = merged(self.pod, other.pod)
-        return replace(self, **changes)
-
-    def builder(self, name: str) -> PodBuilder:
-        b = make_pod(name).no_requests()  # a file's pod asks for what it says, nothing hidden
-        if self.gpus is not None:
-            b = b.gpus(self.gpus)
-        for r, q in self.requests:
-            b = b.request(r, q)
-        if self.scheduler:
-            b = b.scheduler(self.scheduler)
-        for key, values in self.require_labels:
-            b = b.require_label(key, *values)
-        for key in self.forbid_labels:
-            b = b.forbid_label(key)
-        for key, value, effect in self.tolerations:
-            b = b.tolerate(key, value, effect)
-        if self.devices:
-            b = b.devices(*self.devices)
-        if self.pod:
-            b = b.manifest(self.pod)
-        for k, v in self.labels:
-            b = b.label(k, v)
-        for k, v in self.annotations:
-            b = b.annotate(k, v)
-        if self.node:
-            b = b.on_node(self.node)
-        if self.priority_class:
-            b = b.priority(self.priority_class)
-        return b
-
-
-TEMPLATE_FIELDS = ("gpus", "cpu", "memory", "requests", "scheduler", "requireLabels", "forbidLabels",
-                   "tolerations", "labels", "annotations", "node", "priorityClass", "pod", "devices")
 
 
 @dataclass
@@ -165,82 +105,9 @@ class Parser:
 
     def check_pod(self, template: Template, where: str) -> None:
         """The pod ``template`` makes must be one the pinned API accepts (a ``pod:`` fragment can be wrong)."""
-        if template.pod is not None:
+        if template.get("pod") is not None:
             check_manifest(self.v, template.builder("pod").obj(), f"{where}.pod")
 
     def template(self, raw: Any, where: str) -> Template:
-        """The shorthand pod fields of a template or a ``createPods`` step."""
-        v = self.v
-        m = {k: x for k, x in v.mapping(raw, where).items() if k in TEMPLATE_FIELDS}
-        requests: dict[str, str] = {}
-        for r in ("cpu", "memory"):
-            if r in m:
-                requests.update(v.resources({r: m[r]}, where))
-        if "requests" in m:
-            requests.update(v.resources(m["requests"], f"{where}.requests"))
-        require: list[tuple[str, tuple[str, ...]]] = []
-        for key, vals in (v.mapping(m["requireLabels"], f"{where}.requireLabels") if "requireLabels" in m
-                          else {}).items():
-            w = f"{where}.requireLabels.{key}"
-            v.label_key(key, w)
-            values = vals if isinstance(vals, list) else [v.labels({key: vals}, f"{where}.requireLabels")[key]]
-            require.append((key, tuple(v.strings(values, w))))
-        forbid = v.strings(m["forbidLabels"], f"{where}.forbidLabels") if "forbidLabels" in m else []
-        for i, key in enumerate(forbid):
-            v.label_key(key, f"{where}.forbidLabels[{i}]")
-        node = m.get("node")
-        if "node" in m and (not isinstance(node, str) or node not in self.node_names):
-            v.fail(f"{where}.node", f"must be the name of one node in cluster {self.definition.name!r}, got {node!r}")
-        return Template(
-            gpus=v.whole(m["gpus"], f"{where}.gpus") if "gpus" in m else None,
-            requests=tuple(requests.items()),
-            scheduler=v.string(m["scheduler"], f"{where}.scheduler") if "scheduler" in m else None,
-            require_labels=tuple(require), forbid_labels=tuple(forbid),
-            tolerations=self._tolerations(m["tolerations"], f"{where}.tolerations") if "tolerations" in m else (),
-            labels=tuple(v.labels(m["labels"], f"{where}.labels").items()) if "labels" in m else (),
-            annotations=tuple((a, str(x)) for a, x in v.mapping(m["annotations"], f"{where}.annotations").items())
-            if "annotations" in m else (),
-            node=node if "node" in m else None,
-            priority_class=v.dns_label(m["priorityClass"], f"{where}.priorityClass") if "priorityClass" in m else None,
-            pod=pod_fragment(v, m["pod"], f"{where}.pod") if "pod" in m else None,
-            devices=self._devices(m["devices"], f"{where}.devices") if "devices" in m else ())
-
-    def _devices(self, raw: Any, w: str) -> tuple[DeviceRequest, ...]:
-        """``devices``: one request or a list, each ``class`` (a DeviceClass of the cluster definition),
-        ``count``, ``sameAttribute`` (a name or list: a matchAttribute constraint) and ``selector`` (CEL)."""
-        v = self.v
-        classes = [c.name for c in self.definition.device_classes]
-        drivers = {ds.driver for n in [*self.definition.nodes(), *self.added.values()] for ds in n.devices}
-        out = []
-        for i, item in enumerate(raw if isinstance(raw, list) else [raw]):
-            rw = f"{w}[{i}]" if isinstance(raw, list) else w
-            m = v.mapping(item, rw, required=("class",), allowed=("class", "count", "sameAttribute", "selector"))
-            cls = v.string(m["class"], f"{rw}.class")
-            if cls not in classes:
-                v.fail(f"{rw}.class", f"unknown device class {cls!r}: cluster {self.definition.name!r} defines "
-                                      + (", ".join(classes) if classes else "no deviceClasses"))
-            same = []
-            for a in v.strings(m["sameAttribute"], f"{rw}.sameAttribute") if "sameAttribute" in m else []:
-                if "/" not in a:
-                    if len(drivers) != 1:
-                        v.fail(f"{rw}.sameAttribute", f"{a!r} needs its driver's domain ('driver/{a}'): "
-                                                      f"the cluster's devices come from {len(drivers)} drivers")
-                    a = f"{next(iter(drivers))}/{a}"
-                same.append(a)
-            selectors = v.strings(m["selector"], f"{rw}.selector") if "selector" in m else []
-            out.append(DeviceRequest(cls, v.whole(m.get("count", 1), f"{rw}.count", minimum=1, maximum=128),
-                                     tuple(same), tuple(selectors)))
-        return tuple(out)
-
-    def _tolerations(self, raw: Any, w: str) -> tuple[tuple[str, str, str], ...]:
-        v = self.v
-        if not isinstance(raw, list):
-            v.fail(w, f"must be a list, got {kind_of(raw)}")
-        out = []
-        for i, t in enumerate(raw):
-            tw = f"{w}[{i}]"
-            tm = v.mapping(t, tw, required=("key",), allowed=("key", "value", "effect"))
-            v.label_key(str(tm["key"]), f"{tw}.key")
-            effect = v.taint_effect(tm["effect"], f"{tw}.effect") if tm.get("effect") is not None else "NoSchedule"
-            out.append((str(tm["key"]), str(tm.get("value") or ""), effect))
-        return tuple(out)
+        """The pod fields of a template or a ``createPods`` step (scenarios.template declares them)."""
+        return read_template(self, raw, where)

@@ -10,9 +10,10 @@ from schedgate.errors import NotHere
 from schedgate.perf import BASELINE, UNDER_TEST, Budget, Side, Workload, check, compare, figures, perf_files
 from schedgate.perf.budget import ALL_POINTS, QUANTILES
 from schedgate.scenarios.outcomes import outcome
-from schedgate.scenarios.parse import MAX_PODS, Parser, Template
+from schedgate.scenarios.parse import MAX_PODS, Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
+from schedgate.scenarios.template import Template
 from schedgate.spec.cluster import MAX_NODES, NodeSpec
 from schedgate.spec.roles import SCENARIO_ROLES
 from schedgate.spec.schedconfig import SchedulerConfig
@@ -77,7 +78,7 @@ class MeasurePerformance:
                                      v.mapping(n.get("annotations") or {}, f"{w}.nodes.annotations").items()})
         pods = p.template(m["pods"], f"{w}.pods")
         p.check_pod(pods, f"{w}.pods")
-        if pods.scheduler:
+        if pods.get("scheduler"):
             v.fail(f"{w}.pods.scheduler", "each side's pods go to its own scheduler; remove 'scheduler'")
         return cls(role=role, config=config, profile=profile, baseline=baseline, node=node,
                    count=v.whole(n["count"], f"{w}.nodes.count", minimum=1, maximum=MAX_NODES), pods=pods,

@@ -26,10 +26,12 @@ import yaml
 
 from schedgate.errors import DefinitionError
 from schedgate.scenarios import load
+from schedgate.scenarios.jsontypes import Schema, ref
 from schedgate.scenarios.outcomes import OUTCOMES
-from schedgate.scenarios.parse import TEMPLATE_FIELDS, Parser
-from schedgate.scenarios.schema_types import DEFS, REFUSED, RULES, TYPES, Schema, ref
+from schedgate.scenarios.parse import Parser
+from schedgate.scenarios.schema_types import DEFS, REFUSED, RULES, TYPES
 from schedgate.scenarios.steps import STEPS
+from schedgate.scenarios.template import TEMPLATE_FIELDS, pod_schema
 from schedgate.spec import cluster as cluster_module
 from schedgate.spec.cluster import API_VERSION, parse_definition
 from schedgate.spec.schedconfig import SchedulerConfig
@@ -47,6 +49,7 @@ W = "steps[0]"
 _POOL: dict[str, Any] = {"name": "p", "count": 1, "capacity": {"cpu": "1", "memory": "1Gi", "pods": "1"}}
 _CLUSTER: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "Cluster", "name": "probe", "pools": [_POOL]}
 _NODE = "p-1"        # the one node of _CLUSTER
+POD_CONTEXTS = ("template", "createPods")  # where the pod fields are (scenarios.template declares them)
 _UNKNOWN = re.compile(r"^unknown field \(allowed: (.*?)\)(?: \(line \d+\))?$")
 
 
@@ -161,8 +164,8 @@ def _object(context: str, attempt: Attempt | None = None, where: str = "", doc: 
         return out
     fields = [f for f in allowed if f not in REFUSED.get(context, ())]
     required = required_fields(attempt, where) if attempt else ()
-    out["properties"] = {f: (props or {}).get(f) or dict(TYPES.get(f"{context}.{f}", TYPES.get(f, {})))
-                         for f in fields}
+    out["properties"] = {f: (props or {}).get(f) or dict(TYPES.get(f"{context}.{f}") or (
+        pod_schema(f) if context in POD_CONTEXTS and f in TEMPLATE_FIELDS else TYPES.get(f, {}))) for f in fields}
     out["additionalProperties"] = False
     rule = {**(one_of(attempt, where, fields, required) if attempt else {}), **RULES.get(context, {})}
     req = list(dict.fromkeys([*required, *rule.get("required", ())]))

@@ -4,10 +4,9 @@ refused."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from schedgate.scenarios import load
 from schedgate.scenarios.control_steps import EXTENDER_KINDS
+from schedgate.scenarios.jsontypes import BOOL, DNS, LABEL, NAMES, SCALAR, STR, Schema, listing, ref, whole
 from schedgate.scenarios.live_outcomes import EFFECTS, WORKLOAD_KINDS
 from schedgate.scenarios.log_outcomes import QUEUES
 from schedgate.scenarios.outcomes import BOUNDS
@@ -21,31 +20,10 @@ from schedgate.spec.cluster import API_VERSION, CONDITION_STATUSES, MAX_NODES
 from schedgate.spec.devices import MAX_DEVICES
 from schedgate.spec.features import FEATURES
 from schedgate.spec.roles import SCENARIO_ROLES
-from schedgate.spec.validate import DNS_LABEL, LABEL_VALUE, MAX_SECONDS, TAINT_EFFECTS
+from schedgate.spec.validate import MAX_SECONDS, TAINT_EFFECTS
 
-Schema = dict[str, Any]
-STR: Schema = {"type": "string", "minLength": 1}
 NODE_OR_MANIFEST: Schema = {"anyOf": [{"$ref": "#/$defs/node"}, {"type": "object", "properties": {"kind": {
     "const": "Node"}}, "required": ["kind"], "description": "a Node manifest, checked against the pinned API"}]}
-NAMES: Schema = {"anyOf": [STR, {"type": "array", "minItems": 1, "items": STR}]}
-
-
-def ref(name: str) -> Schema:
-    return {"$ref": f"#/$defs/{name}"}
-
-
-def _int(minimum: int = 0, maximum: int = 1_000_000) -> Schema:
-    return {"type": "integer", "minimum": minimum, "maximum": maximum}
-
-
-def _list(item: Schema, minimum: int = 0) -> Schema:
-    return {"type": "array", "items": item, **({"minItems": minimum} if minimum else {})}
-
-
-DNS: Schema = {"type": "string", "pattern": DNS_LABEL.pattern}
-BOOL: Schema = {"type": "boolean"}
-LABEL: Schema = {"type": ["string", "number"], "pattern": LABEL_VALUE.pattern, "maxLength": 63}
-SCALAR: Schema = {"type": ["string", "number", "boolean", "null"]}
 CONFIG: Schema = {**STR, "description": "a scheduler configuration file, or a role: " + ", ".join(SCENARIO_ROLES)}
 
 def _budget(key: str, what: str) -> Schema:
@@ -68,27 +46,22 @@ DEFS: dict[str, Schema] = {
 # there (context: a step or outcome name, Scenario, Cluster, pool, node, taint, toleration, faults).
 TYPES: dict[str, Schema] = {
     "nodes": ref("nodeSet"), "never": {**ref("nodeSet"), "description": "default: every other node"},
-    "drop": ref("nodeSet"), "pods": ref("podSet"), "forbidLabels": ref("names"),
+    "drop": ref("nodeSet"), "pods": ref("podSet"),
     "timeout": {"type": "number", "minimum": 0.1, "maximum": MAX_SECONDS, "description": "seconds (default 30)"},
     "latency": {"type": "number", "minimum": 0, "maximum": MAX_SECONDS, "description": "seconds"},
-    "count": _int(), "size": {**_int(1), "description": "GPUs of a whole node (default 8)"}, "gpus": _int(),
-    "gpuCycle": {**_list(_int(), 1), "description": "pod i asks for the i-th count, cycling"},
-    "distinctNodes": _int(1), "status": _int(100, 599), "malformed": BOOL, "down": BOOL, "unschedulable": BOOL,
-    "cpu": ref("quantity"), "memory": ref("quantity"), "requests": ref("resources"),
+    "count": whole(), "size": {**whole(1), "description": "GPUs of a whole node (default 8)"},
+    "gpuCycle": {**listing(whole(), 1), "description": "pod i asks for the i-th count, cycling"},
+    "distinctNodes": whole(1), "status": whole(100, 599), "malformed": BOOL, "down": BOOL, "unschedulable": BOOL,
     "capacity": ref("resources"), "allocatable": ref("resources"), "labels": ref("labels"),
     "annotations": {**ref("annotations"), "description": "key -> value; null removes it"},
-    "requireLabels": {"description": "label key -> the value, or a list of values, a node must have",
-                      "type": "object", "additionalProperties": {"anyOf": [LABEL, _list(STR, 1)]}},
-    "tolerations": _list(ref("toleration")), "taints": _list(ref("taint")), "conditions": _list(ref("condition"), 1),
+    "taints": listing(ref("taint")), "conditions": listing(ref("condition"), 1),
     "condition.type": STR, "condition.status": {"enum": list(CONDITION_STATUSES)},
     "effect": {"enum": list(TAINT_EFFECTS)}, "until": {"enum": list(WAIT_UNTIL)}, "value": LABEL,
     "oneAtATime": {**BOOL, "description": "wait until each pod is bound or refused before the next"},
-    "pod": {"type": "object", "description": "a Pod manifest fragment (metadata, spec), merged over the shorthand "
-                                             "fields; checked against the pinned API's schema when the file loads"},
     "manifest": {"type": "object", "description": "an object of any kind the pinned API serves"},
-    "manifests": _list({"type": "object"}, 1), "patch": {"type": "object", "description": "a merge patch"},
+    "manifests": listing({"type": "object"}, 1), "patch": {"type": "object", "description": "a merge patch"},
     "faults": {"anyOf": [ref("faults"), {"type": "null"}], "description": "the faults to switch on; {} clears all"},
-    "slots": {"type": "object", "additionalProperties": _int(), "description": "node or pool -> free slots"},
+    "slots": {"type": "object", "additionalProperties": whole(), "description": "node or pool -> free slots"},
     "attempts.for": {"type": "number", "minimum": 0.1, "maximum": 600,
                      "description": "seconds the upper bound must hold (equals or atMost)"},
     "requeued.event": {**STR, "description": "a regular expression of the cluster event's label"},
@@ -98,32 +71,32 @@ TYPES: dict[str, Schema] = {
         "type": "object", "required": ["reason"], "additionalProperties": False,
         "properties": {"reason": {**STR, "description": "DeletionByTaintManager, PreemptionByScheduler, ..."}}}]},
     "nodeTainted.nodes": ref("nodeSet"), "nodeTainted.effect": {"enum": list(EFFECTS)},
-    "workloadReady.kind": {"enum": list(WORKLOAD_KINDS)}, "workloadReady.pods": _int(1, MAX_PODS),
+    "workloadReady.kind": {"enum": list(WORKLOAD_KINDS)}, "workloadReady.pods": whole(1, MAX_PODS),
 "workloadReady.distinctNodes": BOOL,
-    "expect.countsOn": {"type": "object", "minProperties": 1, "additionalProperties": _int(),
+    "expect.countsOn": {"type": "object", "minProperties": 1, "additionalProperties": whole(),
                         "description": "node or pool -> exactly this many of the pods"},
     **dict.fromkeys(BOUNDS, {"type": "number"}), "type": {"enum": ["Normal", "Warning"]},
-    "priorityClass": DNS, "message": {**STR, "description": "a regular expression"},
+    "message": {**STR, "description": "a regular expression"},
     "name": STR, "key": STR, "template": STR, "profile": STR, "apiVersion": STR, "kind": STR, "reason": STR,
     "by": STR, "scheduler": {**STR, "description": "the scheduler's name (default: default-scheduler)"},
-    "node": {**STR, "description": "bound to this node at creation: no scheduler involved"},
-    "createPods.name": DNS, "createPods.count": {**_int(1, MAX_PODS), "description": "1: name; N: name-1..name-N"},
-    "addNodes.nodes": _list(NODE_OR_MANIFEST, 1), "extender.kind": {"enum": list(EXTENDER_KINDS)},
+    "node": {**STR, "description": "a node's name"},
+    "createPods.name": DNS, "createPods.count": {**whole(1, MAX_PODS), "description": "1: name; N: name-1..name-N"},
+    "addNodes.nodes": listing(NODE_OR_MANIFEST, 1), "extender.kind": {"enum": list(EXTENDER_KINDS)},
     "startScheduler.config": {**CONFIG, "examples": list(SCENARIO_ROLES)},
     "metric.labels": {"type": "object", "additionalProperties": SCALAR},
     "overcommitted.node": {**STR, "description": "the node both schedulers bound to"},
     "overcommitted.resource": {**STR, "description": "a resource name (default nvidia.com/gpu)"},
     "metric.scheduler": {**STR, "description": "the profile of a running scheduler"},
     "Scenario.apiVersion": {"const": API_VERSION}, "Scenario.kind": {"const": load.KIND}, "Scenario.name": DNS,
-    "Scenario.description": {"type": "string"}, "Scenario.steps": _list(ref("step"), 1),
-    "Scenario.requires": {**_list({"enum": [*CAPABILITIES, *FEATURES]}, 0),
+    "Scenario.description": {"type": "string"}, "Scenario.steps": listing(ref("step"), 1),
+    "Scenario.requires": {**listing({"enum": [*CAPABILITIES, *FEATURES]}, 0),
                           "description": "what it needs of the scheduler under test that its steps do not show, "
                                          "and Kubernetes features older minors have off by default"},
     "Scenario.cluster": {"anyOf": [{**STR, "description": "a cluster definition file"}, ref("cluster")]},
     "Scenario.scheduler": {"anyOf": [CONFIG, {"type": "object", "description": "an inline configuration"}]},
     "Scenario.templates": {"type": "object", "propertyNames": DNS, "additionalProperties": ref("template")},
     "Cluster.apiVersion": {"const": API_VERSION}, "Cluster.kind": {"const": "Cluster"}, "Cluster.name": DNS,
-    "Cluster.pools": _list(ref("pool")), "Cluster.nodes": _list(NODE_OR_MANIFEST),
+    "Cluster.pools": listing(ref("pool")), "Cluster.nodes": listing(NODE_OR_MANIFEST),
     "Cluster.featureGates": {"type": "object", "propertyNames": {"pattern": "^[A-Z][A-Za-z0-9]*$"},
                              "additionalProperties": {"type": "boolean"},
                              "description": "feature gate -> on, for every component (checked against the pinned "
@@ -135,21 +108,20 @@ TYPES: dict[str, Schema] = {
                           "properties": {"kind": {"enum": list(AGENT_KINDS)}, "nodeMonitorGracePeriod": {
                               "type": "number", "minimum": MIN_GRACE, "maximum": 3600,
                               "description": "seconds without a heartbeat before a node is Unknown (50)"}}},
-    "pool.name": {**DNS, "description": "its nodes are NAME-1 .. NAME-COUNT"}, "pool.count": _int(1, MAX_NODES),
-    "Cluster.deviceClasses": _list({"anyOf": [{**STR, "description": "a file of one DeviceClass manifest"}, {
+    "pool.name": {**DNS, "description": "its nodes are NAME-1 .. NAME-COUNT"}, "pool.count": whole(1, MAX_NODES),
+    "Cluster.deviceClasses": listing({"anyOf": [{**STR, "description": "a file of one DeviceClass manifest"}, {
         "type": "object", "description": "a DeviceClass manifest (resource.k8s.io/v1)"}]}, 1),
-    "pool.devices": _list(ref("deviceSet"), 1), "node.devices": _list(ref("deviceSet"), 1),
-    "deviceSet.driver": {**STR, "maxLength": 63}, "deviceSet.count": _int(1, MAX_DEVICES),
+    "pool.devices": listing(ref("deviceSet"), 1), "node.devices": listing(ref("deviceSet"), 1),
+    "deviceSet.driver": {**STR, "maxLength": 63}, "deviceSet.count": whole(1, MAX_DEVICES),
     "deviceSet.name": {**STR, "description": "a prefix: devices NAME-0 .. NAME-(COUNT-1) (default dev)"},
-    "deviceSet.names": _list(STR, 1), "deviceSet.attributes": {
+    "deviceSet.names": listing(STR, 1), "deviceSet.attributes": {
         "type": "object", "description": "attribute -> a string, whole number, boolean or {version: X} for "
         "every device, or a list of them (one per device)"},
     "deviceSet.capacity": {"type": "object", "description": "capacity -> a quantity, or a list (one per device)"},
     "devices": {**ref("names"), "description": "device names"},
-    "createPods.devices": {"anyOf": [ref("deviceRequest"), _list(ref("deviceRequest"), 1)]},
-    "template.devices": {"anyOf": [ref("deviceRequest"), _list(ref("deviceRequest"), 1)]},
+    "createPods.devices": {"anyOf": [ref("deviceRequest"), listing(ref("deviceRequest"), 1)]},
     "deviceRequest.class": {**STR, "description": "a DeviceClass of the cluster definition"},
-    "deviceRequest.count": _int(1, MAX_DEVICES), "deviceRequest.sameAttribute": {
+    "deviceRequest.count": whole(1, MAX_DEVICES), "deviceRequest.sameAttribute": {
         **ref("names"), "description": "attributes all devices share (matchAttribute); domain/ optional"},
     "deviceRequest.selector": {**ref("names"), "description": "CEL expressions each device must pass"},
     "measurePerformance.config": {**CONFIG, "examples": list(SCENARIO_ROLES)},
@@ -158,16 +130,16 @@ TYPES: dict[str, Schema] = {
                                     "without out-of-tree plugins; same: the profile itself"},
     "measurePerformance.nodes": {"type": "object", "required": ["count", "like"], "additionalProperties": False,
                                  "description": "nodes made once, empty at each turn", "properties": {
-                                     "count": _int(1, MAX_NODES), "like": {**STR, "description": "a pool"},
+                                     "count": whole(1, MAX_NODES), "like": {**STR, "description": "a pool"},
                                      "capacity": ref("resources"), "labels": ref("labels"),
                                      "annotations": ref("annotations")}},
     "measurePerformance.pods": {**ref("template"), "description": "template fields (no scheduler)"},
-    "measurePerformance.backlog": {**_int(2, MAX_PODS), "description": "pods waiting when a side starts (200)"},
-    "measurePerformance.oneAtATime": {**_int(2, MAX_PODS), "description": "pods created one at a time (30)"},
-    "measurePerformance.rounds": {**_int(1, 10), "description": "turns per side (2)"},
-    "measurePerformance.pairedRounds": {**_int(0, 30), "description": "rounds of both sides at once, for CPU "
+    "measurePerformance.backlog": {**whole(2, MAX_PODS), "description": "pods waiting when a side starts (200)"},
+    "measurePerformance.oneAtATime": {**whole(2, MAX_PODS), "description": "pods created one at a time (30)"},
+    "measurePerformance.rounds": {**whole(1, 10), "description": "turns per side (2)"},
+    "measurePerformance.pairedRounds": {**whole(0, 30), "description": "rounds of both sides at once, for CPU "
                                                                       "per pod (0: none)"},
-    "measurePerformance.pairedPods": {**_int(10, MAX_PODS), "description": "pods of each side in a paired "
+    "measurePerformance.pairedPods": {**whole(10, MAX_PODS), "description": "pods of each side in a paired "
                                                                            "round (100)"},
     "performance.throughput": _budget("atLeast", "under test / baseline pods/s"),
     "performance.p50": _budget("atMost", "create->bound p50, under test / baseline"),

@@ -11,13 +11,14 @@ here, node edits in :mod:`.node_steps`, schedulers and the extender in
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from schedgate.kube.watch import Matcher, wait_for
 from schedgate.objects.matchers import bound, decided, gone, scheduling_error, unschedulable
-from schedgate.scenarios.parse import MAX_PODS, TEMPLATE_FIELDS, Parser, Template
+from schedgate.scenarios.parse import MAX_PODS, Parser
 from schedgate.scenarios.run import Action, Run
+from schedgate.scenarios.template import TEMPLATE_FIELDS, Template
 from schedgate.spec.validate import short
 
 Parse = Callable[[Parser, Any, str], Action]
@@ -79,7 +80,7 @@ class CreatePods:
 
     def template_for(self, i: int) -> Template:
         """The i-th pod's template (its turn of ``gpuCycle``)."""
-        return replace(self.template, gpus=self.gpu_cycle[i % len(self.gpu_cycle)]) if self.gpu_cycle \
+        return self.template.with_value("gpus", self.gpu_cycle[i % len(self.gpu_cycle)]) if self.gpu_cycle \
             else self.template
 
     def run(self, r: Run) -> None:

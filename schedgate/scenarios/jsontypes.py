@@ -1,0 +1,35 @@
+"""The JSON Schema pieces a field declaration names its type with (draft 2020-12, draft-07 safe): shared by the
+pod fields (:mod:`schedgate.scenarios.template`) and the rest of the file's types (:mod:`.schema_types`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schedgate.spec.validate import DNS_LABEL, LABEL_VALUE
+
+Schema = dict[str, Any]
+STR: Schema = {"type": "string", "minLength": 1}
+DNS: Schema = {"type": "string", "pattern": DNS_LABEL.pattern}
+BOOL: Schema = {"type": "boolean"}
+LABEL: Schema = {"type": ["string", "number"], "pattern": LABEL_VALUE.pattern, "maxLength": 63}
+SCALAR: Schema = {"type": ["string", "number", "boolean", "null"]}
+NAMES: Schema = {"anyOf": [STR, {"type": "array", "minItems": 1, "items": STR}]}
+
+
+def ref(name: str) -> Schema:
+    """A type of the document's ``$defs``."""
+    return {"$ref": f"#/$defs/{name}"}
+
+
+def whole(minimum: int = 0, maximum: int = 1_000_000) -> Schema:
+    return {"type": "integer", "minimum": minimum, "maximum": maximum}
+
+
+def listing(item: Schema, minimum: int = 0) -> Schema:
+    return {"type": "array", "items": item, **({"minItems": minimum} if minimum else {})}
+
+
+def described(schema: Schema, doc: str) -> Schema:
+    """``schema`` with ``doc`` as its description (a ``$ref`` beside a description is draft-07 safe in
+    editors: they show the description and follow the reference)."""
+    return {**schema, "description": doc}
