@@ -256,3 +256,28 @@ def test_a_file_that_adds_or_overcommits_nodes_says_which_step_before_anything_s
     assert (LocalProvider.kubelets_only, KindProvider.kubelets_only, ExistingProvider.kubelets_only) == (
         False, True, False)
 
+
+def test_scheduling_gates_are_one_pod_field_a_step_goes_over_and_a_fragment_over_that(tmp_path):
+    """schedulingGates, declared once in scenarios.template: read, applied to the pod, merged step over
+    template, and a later pod: fragment over it."""
+    text = GOOD.replace("requireLabels:", "schedulingGates: [schedgate.io/hold], requireLabels:").replace(
+        "{template: infer, name: infer, count: 2}",
+        "{template: infer, name: infer, count: 2, schedulingGates: [example.com/a, example.com/b]}")
+    create = load_scenario(write(tmp_path, text)).steps[0].action
+    spec = create.template_for(0).builder("infer-1").obj()["spec"]
+    assert spec["schedulingGates"] == [{"name": "example.com/a"}, {"name": "example.com/b"}]
+    fragment = text.replace("count: 2, schedulingGates", "count: 2, pod: {spec: {schedulingGates: []}}, x")
+    spec = load_scenario(write(tmp_path, fragment.replace(", x: [example.com/a, example.com/b]", ""))).steps[0] \
+        .action.template_for(0).builder("infer-1").obj()["spec"]
+    assert spec["schedulingGates"] == []  # the fragment, applied after the field, has the last word
+
+
+@pytest.mark.parametrize("value, problem", [
+    ("[not a key!]", "steps[0].createPods.schedulingGates[0]: "),
+    ("{a: b}", "steps[0].createPods.schedulingGates: "),
+])
+def test_a_bad_scheduling_gate_is_one_line_naming_the_field(tmp_path, value, problem):
+    path = write(tmp_path, GOOD.replace("count: 2}", f"count: 2, schedulingGates: {value}}}"))
+    with pytest.raises(DefinitionError) as e:
+        load_scenario(path)
+    assert str(e.value).startswith(f"{path}: {problem}") and "\n" not in str(e.value), str(e.value)

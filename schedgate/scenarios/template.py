@@ -130,6 +130,13 @@ def _devices(c: Context, raw: Any, w: str) -> tuple[DeviceRequest, ...]:
     return tuple(out)
 
 
+def _gate_names(c: Context, raw: Any, w: str) -> tuple[str, ...]:
+    names = c.v.strings(raw, w)
+    for i, name in enumerate(names):
+        c.v.label_key(name, f"{w}[{i}]" if isinstance(raw, list) else w)
+    return tuple(dict.fromkeys(names))
+
+
 def _node(c: Context, raw: Any, w: str) -> str:
     if not isinstance(raw, str) or raw not in c.node_names:
         c.v.fail(w, f"must be the name of one node in cluster {c.definition.name!r}, got {raw!r}")
@@ -188,6 +195,10 @@ POD_FIELDS: tuple[PodField, ...] = (
     PodField("devices", "devices through a DRA claim of the pod's own: class, count, sameAttribute, selector",
              {"anyOf": [ref("deviceRequest"), listing(ref("deviceRequest"), 1)]}, _devices,
              lambda b, requests: b.devices(*requests), needs="devices"),
+    PodField("schedulingGates", "scheduling gates the pod is created with (names such as schedgate.io/hold): "
+                                "no scheduler takes it until a step removes them (patch spec.schedulingGates)",
+             ref("names"), _gate_names,
+             lambda b, names: b.manifest({"spec": {"schedulingGates": [{"name": n} for n in names]}})),
     PodField("pod", "a Pod manifest fragment (metadata, spec), merged over the shorthand fields; checked against "
                     "the pinned API's schema when the file loads", {"type": "object"},
              lambda c, x, w: pod_fragment(c.v, x, w), lambda b, fragment: b.manifest(fragment), merge=merged),
