@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from schedgate.cluster import Cluster, ComponentDied
 from schedgate.cluster.apiserver import read_feature_gates
@@ -86,14 +86,19 @@ class Provider(Protocol):
         """Make the cluster (see :func:`create_in_steps`) with the scheduler under test running in it."""
 
 
-Step = tuple[str, Callable[[], object]]
+C = TypeVar("C")
+T = TypeVar("T")
+Step = tuple[str, Callable[[C], object]]
 
 
-def create_in_steps(steps: Sequence[Step], rollback: Callable[[], None], timings: dict[str, float]) -> None:
-    """Run ``steps`` in order, logging each and timing it into ``timings`` (and ``total``).
+def create_in_steps(steps: Sequence[Step[C]], context: C, rollback: Callable[[C], None],
+                    timings: dict[str, float]) -> None:
+    """Run ``steps`` in order, each given ``context`` (what the steps share, as kind's actions share an
+    ActionContext: the request, and what each earlier step made), logging each and timing it into
+    ``timings`` (and ``total``).
 
-    When one fails (or the run is interrupted), ``rollback`` takes down what the
-    steps made, and the failure goes on to the caller.
+    When one fails (or the run is interrupted), ``rollback`` takes down what the context says was made,
+    and the failure goes on to the caller.
     """
     t0 = time.monotonic()
     name = ""
@@ -102,13 +107,20 @@ def create_in_steps(steps: Sequence[Step], rollback: Callable[[], None], timings
             log.info("%s (%.1fs)", name, time.monotonic() - t0)
             started = time.monotonic()
             with ticking(name):
-                do()
+                do(context)
             timings[name] = time.monotonic() - started
     except BaseException:
         log.info("creation failed at %r; taking down what was made", name)
-        rollback()
+        rollback(context)
         raise
     timings["total"] = time.monotonic() - t0
+
+
+def made(value: T | None, what: str) -> T:
+    """What an earlier creation step made (a context's field); asked for before that step ran, one line."""
+    if value is None:
+        raise ComponentError(f"cluster creation: {what} is not made yet (a step ran before the one that makes it)")
+    return value
 
 
 def first_sync(cluster: Cluster, req: ClusterRequest, timeout: float) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from schedgate.providers.base import (
     Started,
     create_in_steps,
     first_sync,
+    made,
     resource_scale,
     smallest_allocatable,
     write_info,
@@ -94,7 +96,7 @@ class KindProvider:
             _name_is_free_or_ours(host, kind_name(cluster_name(req.definition)))
 
     def create(self, req: ClusterRequest, reaped: list[str]) -> Started:
-        return _Creation(req, reaped).run()
+        return _create(req, reaped)
 
 
 def _name_is_free_or_ours(host: Host, name: str) -> None:
@@ -110,192 +112,211 @@ def _name_is_free_or_ours(host: Host, name: str) -> None:
                                  "or rename the definition")
 
 
-class _Creation:
-    """One kind cluster being made (or reused): its steps share these attributes."""
+@dataclass
+class KindContext:
+    """What one kind cluster's creation steps share, passed to each as kind passes its actions an
+    ActionContext: the request and the Docker host, and what each step made (None until it ran)."""
 
-    bins: Binaries
-    image: str
-    digest: str
-    dir: RunDir
-    name: str
-    api: k8s.ApiClient
-    backend: KindBackend
-    cluster: Cluster
-
-    def __init__(self, req: ClusterRequest, reaped: list[str]) -> None:
-        self.req = req
-        self.reaped = reaped
-        self.reuse = req.reuse
-        self.host = Host()
-        self.created = False
-        self.timings: dict[str, float] = {}
+    req: ClusterRequest
+    reaped: list[str]
+    host: Host = field(default_factory=Host)
+    timings: dict[str, float] = field(default_factory=dict)
+    image: str | None = None         # node image: the image's tag
+    digest: str | None = None        # node image: the definition and image, as a reused cluster records it
+    bins: Binaries | None = None     # pinned binaries
+    dir: RunDir | None = None        # run folder
+    name: str | None = None          # run folder: the kind cluster's name
+    created: bool = False            # create cluster: this run made the cluster (rolled back: deleted)
+    api: k8s.ApiClient | None = None  # the cluster's API client, made on first use
+    backend: KindBackend | None = None  # the scheduler under test in the cluster
+    cluster: Cluster | None = None   # nodes as defined
 
     @property
     def kubeconfig(self) -> Path:
-        return self.dir.path / "kubeconfig"
+        return made(self.dir, "the run folder").path / "kubeconfig"
 
-    def run(self) -> Started:
-        create_in_steps([
-            ("kind: Docker and the node tools", self.host.prepare),
-            ("kind: node image", self.node_image),
-            ("pinned binaries", self.binaries),
-            ("run folder", self.run_folder),
-            ("kind: a reused cluster checked", self.check_reused),
-            ("kind: create cluster", self.create_cluster),
-            ("kind: every node Ready", self.nodes_ready),
-            ("kind: the scheduler under test in the cluster", self.start_scheduler),
-            ("kind: the DRA driver on every node", self.start_dra_driver),
-            ("kind: nodes as defined", self.nodes_as_defined),
-            ("first sync of every scheduler", lambda: first_sync(self.cluster, self.req, 60)),
-            ("run info", lambda: write_info(self.dir.path, self.req, self.cluster)),
-        ], self.rollback, self.timings)
-        log.info("kind: cluster %s ready", self.name)
-        return Started(cluster=self.cluster, stop=self.stop, run_dir=self.dir.path, reaped=self.reaped)
+    @property
+    def cluster_name(self) -> str:
+        return made(self.name, "the cluster's name (run folder)")
 
-    # -- steps -------------------------------------------------------------------
-    def node_image(self) -> None:
-        self.image, image_id = self.host.node_image()
-        self.digest = definition_digest(self.req.definition, image_id)
-        log.info("kind: node image %s (%s)", self.image, image_id[:19])
-
-    def binaries(self) -> None:
-        self.bins = ensure_binaries()
-        gates = self.req.definition.gates
-        if gates:  # before the cluster: a gate or API version the pinned version has not is one line
-            gates.check(self.bins.feature_gates() if gates.feature_gates else {}, self.bins.kubernetes_version)
-
-    def run_folder(self) -> None:
-        self.dir = RunDir.create(keep=self.req.keep or self.reuse)
-        base = kind_name(cluster_name(self.req.definition) + (f"-{self.req.worker}" if self.req.worker else ""))
-        self.name = base if self.reuse else kind_name(f"{base}-{self.dir.path.name[-6:].lower()}")
-        # What the reaper needs to delete the cluster after a crash: its name, our PATH, its kubeconfig.
-        (self.dir.path / "kind-cluster").write_text(f"{self.name}\n{self.host.env['PATH']}\n{self.kubeconfig}\n")
-
-    def check_reused(self) -> None:
-        if not (self.reuse and self.name in self.host.clusters()):
-            return
-        self.host.run("kind", "export", "kubeconfig", "--name", self.name, "--kubeconfig", str(self.kubeconfig))
-        core = k8s.CoreV1Api(self._client())
-        cp = core.read_node(f"{self.name}-control-plane")
-        have = (getattr(cp.metadata, "annotations", None) or {}).get(DEFINITION_ANNOTATION)
-        if have is None:
-            raise SchedgateError(f"--reuse-cluster: a kind cluster named {self.name} exists and schedgate did not "
-                                 f"make it; delete it (kind delete cluster --name {self.name}) or rename the "
-                                 "definition")
-        if have != self.digest:
-            log.info("kind: cluster %s was made for another definition or image (%s != %s); recreating it",
-                     self.name, have, self.digest)
-            self.host.delete_cluster(self.name, self.kubeconfig)
-        else:
-            log.info("kind: reusing cluster %s", self.name)
-
-    def create_cluster(self) -> None:
-        if self.name in self.host.clusters():
-            return
-        cfg = kind_config(self.req.definition, self.name, self.image, cgroup_v1=host_cgroup_v1())
-        path = self.dir.path / "kind-config.yaml"
-        path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-        log.info("kind: creating cluster %s (%d nodes)", self.name, len(cfg["nodes"]))
-        self.created = True
-        self.host.create_cluster(path, self.kubeconfig)
-
-    def nodes_ready(self) -> None:
-        core = k8s.CoreV1Api(self._client())
-        names = [n.name for n in self.req.definition.nodes()]
-
-        def ready() -> bool:
-            items = read_json(core.list_node).get("items") or []
-            ok = {n["metadata"]["name"] for n in items if any(
-                c.get("type") == "Ready" and c.get("status") == "True"
-                for c in (n.get("status") or {}).get("conditions") or [])}
-            return all(n in ok for n in names)
-
-        poll_until(ready, f"nodes {', '.join(names)} Ready", 600, error=ComponentError)
-        # kind's control plane is not a node of the definition: cordoned instead of tainted, it shows in
-        # scheduling messages as the sync node does ("were unschedulable"), never as an untolerated taint.
-        core.patch_node(f"{self.name}-control-plane",
-                        {"metadata": {"annotations": {DEFINITION_ANNOTATION: self.digest}},
-                         "spec": {"unschedulable": True, "taints": None}})
-
-    def start_scheduler(self) -> None:
-        req, api = self.req, self._client()
-        core = k8s.CoreV1Api(api)
-        image = req.scheduler_image or self.host.scheduler_image(Path(req.scheduler_binary or self.bins.kube_scheduler))
-        self.host.load_image(self.name, image)
-        control_plane = f"{self.name}-control-plane"
-        containers = self.host.node_container_map(self.name, core)
-        self.backend = KindBackend(
-            host=self.host, cluster=self.name, api=api, run_dir=self.dir.path, kubeconfig=self.kubeconfig,
-            scheduler_image=image, pod_image=self.host.pause_image(), extender_host=self.host.gateway(),
-            api_endpoint=(_internal_ip(core, control_plane), 6443), containers=containers,
-            nodes=KubeletNodes(core, "kind", recreate=lambda node: self.host.restart_kubelet(containers[node])),
-            run=self.dir, programs=self.bins.programs,
-            scheduler_args=tuple(self.req.definition.gates.feature_gates_flag()))
-        self.backend.schedulers["default-scheduler"] = StaticScheduler(
-            name="kube-scheduler", config=default_scheduler_config(), effective=None,
-            config_path=self.dir.path / "kube-scheduler.config.yaml", image="", api=api, node=control_plane,
-            run_dir=self.dir.path / "logs", pod_name=f"kube-scheduler-{control_plane}")
-        self.backend.start_scheduler(req.scheduler_config, None, None)
-
-    def start_dra_driver(self) -> None:
-        """Only for a definition with devices: a cluster without them runs exactly what it did."""
-        d = self.req.definition
-        if not (d.device_classes or any(n.devices for n in d.nodes())):
-            return
-        if self.host.bin_dir is None:
-            raise ComponentError("kind: scripts/node-binaries gave no folder for the DRA plugin")
-        image = self.host.binary_image(self.host.bin_dir / "schedgate-dra-plugin", "schedgate-dra-plugin")
-        self.host.load_image(self.name, image)
-        deploy_driver(self.api, image, [n.name for n in d.nodes()])
-        self.backend.device_publisher = DriverSlices(self.api)
-        log.info("kind: DRA driver %s running on %d node(s)", image, len(d.nodes()))
-
-    def nodes_as_defined(self) -> None:
-        core = k8s.CoreV1Api(self.api)
-        defined = {n.name for n in self.req.definition.nodes()}
-        self.backend.resource_scale = resource_scale(self.req.definition, smallest_allocatable(
-            n for n in read_json(core.list_node).get("items") or [] if n["metadata"]["name"] in defined))
-        if self.backend.resource_scale:
-            log.info("kind: pod requests scaled to the real nodes: %s",
-                     ", ".join(f"{r} x{f:.4f}" for r, f in self.backend.resource_scale.items()))
-        self.cluster = Cluster(definition=self.req.definition, kubeconfig=self.kubeconfig, api=self.api,
-                               kubernetes_version=self.bins.kubernetes_version, backend=self.backend,
-                               timings=self.timings)
-        self.cluster.apply_nodes()
-
-    # -- the one rollback, and the end ----------------------------------------------
-    def rollback(self) -> None:
-        """Under :func:`interrupts_deferred`: a second Ctrl-C while kind deletes the nodes would leave some."""
-        with interrupts_deferred():
-            self._rollback()
-
-    def _rollback(self) -> None:
-        if not hasattr(self, "dir"):
-            return  # nothing was made yet
-        if hasattr(self, "backend"):
-            self.backend.stop_black_boxes()
-        if self.created or not self.reuse:
-            if self.created:
-                logs = self.dir.path.parent / f"schedgate-kind-logs-{self.name}"
-                self.host.export_logs(self.name, logs)
-                log.info("kind: cluster %s failed to come up; node logs in %s", self.name, logs)
-            self.host.delete_cluster(self.name, self.kubeconfig)
-        self.dir.keep = False
-        self.dir.close()
-
-    def stop(self) -> None:
-        with interrupts_deferred():
-            self.backend.save_logs()
-            if not self.req.keep:  # a reused cluster stays; the black boxes of this run do not
-                self.backend.stop_black_boxes()
-            if not (self.req.keep or self.reuse):
-                self.host.delete_cluster(self.name, self.kubeconfig)
-                self.dir.close()
-
-    def _client(self) -> k8s.ApiClient:
-        if not hasattr(self, "api"):
+    def client(self) -> k8s.ApiClient:
+        if self.api is None:
             self.api = new_client(self.kubeconfig)
         return self.api
+
+
+def _create(req: ClusterRequest, reaped: list[str]) -> Started:
+    c = KindContext(req, reaped)
+    create_in_steps([
+        ("kind: Docker and the node tools", lambda c: c.host.prepare()),
+        ("kind: node image", node_image),
+        ("pinned binaries", binaries),
+        ("run folder", run_folder),
+        ("kind: a reused cluster checked", check_reused),
+        ("kind: create cluster", create_cluster),
+        ("kind: every node Ready", nodes_ready),
+        ("kind: the scheduler under test in the cluster", start_scheduler),
+        ("kind: the DRA driver on every node", start_dra_driver),
+        ("kind: nodes as defined", nodes_as_defined),
+        ("first sync of every scheduler", lambda c: first_sync(made(c.cluster, "the cluster"), c.req, 60)),
+        ("run info", lambda c: write_info(made(c.dir, "the run folder").path, c.req, made(c.cluster, "the cluster"))),
+    ], c, rollback, c.timings)
+    log.info("kind: cluster %s ready", c.name)
+    return Started(cluster=made(c.cluster, "the cluster"), stop=lambda: stop(c), run_dir=made(c.dir, "").path,
+                   reaped=reaped)
+
+
+# -- steps -------------------------------------------------------------------
+def node_image(c: KindContext) -> None:
+    c.image, image_id = c.host.node_image()
+    c.digest = definition_digest(c.req.definition, image_id)
+    log.info("kind: node image %s (%s)", c.image, image_id[:19])
+
+
+def binaries(c: KindContext) -> None:
+    c.bins = ensure_binaries()
+    gates = c.req.definition.gates
+    if gates:  # before the cluster: a gate or API version the pinned version has not is one line
+        gates.check(c.bins.feature_gates() if gates.feature_gates else {}, c.bins.kubernetes_version)
+
+
+def run_folder(c: KindContext) -> None:
+    c.dir = RunDir.create(keep=c.req.keep or c.req.reuse)
+    base = kind_name(cluster_name(c.req.definition) + (f"-{c.req.worker}" if c.req.worker else ""))
+    c.name = base if c.req.reuse else kind_name(f"{base}-{c.dir.path.name[-6:].lower()}")
+    # What the reaper needs to delete the cluster after a crash: its name, our PATH, its kubeconfig.
+    (c.dir.path / "kind-cluster").write_text(f"{c.name}\n{c.host.env['PATH']}\n{c.kubeconfig}\n")
+
+
+def check_reused(c: KindContext) -> None:
+    name = c.cluster_name
+    if not (c.req.reuse and name in c.host.clusters()):
+        return
+    c.host.run("kind", "export", "kubeconfig", "--name", name, "--kubeconfig", str(c.kubeconfig))
+    core = k8s.CoreV1Api(c.client())
+    cp = core.read_node(f"{name}-control-plane")
+    have = (getattr(cp.metadata, "annotations", None) or {}).get(DEFINITION_ANNOTATION)
+    if have is None:
+        raise SchedgateError(f"--reuse-cluster: a kind cluster named {name} exists and schedgate did not "
+                             f"make it; delete it (kind delete cluster --name {name}) or rename the "
+                             "definition")
+    if have != c.digest:
+        log.info("kind: cluster %s was made for another definition or image (%s != %s); recreating it",
+                 name, have, c.digest)
+        c.host.delete_cluster(name, c.kubeconfig)
+    else:
+        log.info("kind: reusing cluster %s", name)
+
+
+def create_cluster(c: KindContext) -> None:
+    name = c.cluster_name
+    if name in c.host.clusters():
+        return
+    cfg = kind_config(c.req.definition, name, made(c.image, "the node image"), cgroup_v1=host_cgroup_v1())
+    path = made(c.dir, "the run folder").path / "kind-config.yaml"
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    log.info("kind: creating cluster %s (%d nodes)", name, len(cfg["nodes"]))
+    c.created = True
+    c.host.create_cluster(path, c.kubeconfig)
+
+
+def nodes_ready(c: KindContext) -> None:
+    core = k8s.CoreV1Api(c.client())
+    names = [n.name for n in c.req.definition.nodes()]
+
+    def ready() -> bool:
+        items = read_json(core.list_node).get("items") or []
+        ok = {n["metadata"]["name"] for n in items if any(
+            x.get("type") == "Ready" and x.get("status") == "True"
+            for x in (n.get("status") or {}).get("conditions") or [])}
+        return all(n in ok for n in names)
+
+    poll_until(ready, f"nodes {', '.join(names)} Ready", 600, error=ComponentError)
+    # kind's control plane is not a node of the definition: cordoned instead of tainted, it shows in
+    # scheduling messages as the sync node does ("were unschedulable"), never as an untolerated taint.
+    core.patch_node(f"{c.cluster_name}-control-plane",
+                    {"metadata": {"annotations": {DEFINITION_ANNOTATION: c.digest}},
+                     "spec": {"unschedulable": True, "taints": None}})
+
+
+def start_scheduler(c: KindContext) -> None:
+    req, api, bins, run = c.req, c.client(), made(c.bins, "the pinned binaries"), made(c.dir, "the run folder")
+    core = k8s.CoreV1Api(api)
+    image = req.scheduler_image or c.host.scheduler_image(Path(req.scheduler_binary or bins.kube_scheduler))
+    c.host.load_image(c.cluster_name, image)
+    control_plane = f"{c.cluster_name}-control-plane"
+    containers = c.host.node_container_map(c.cluster_name, core)
+    c.backend = KindBackend(
+        host=c.host, cluster=c.cluster_name, api=api, run_dir=run.path, kubeconfig=c.kubeconfig,
+        scheduler_image=image, pod_image=c.host.pause_image(), extender_host=c.host.gateway(),
+        api_endpoint=(_internal_ip(core, control_plane), 6443), containers=containers,
+        nodes=KubeletNodes(core, "kind", recreate=lambda node: c.host.restart_kubelet(containers[node])),
+        run=run, programs=bins.programs, scheduler_args=tuple(req.definition.gates.feature_gates_flag()))
+    c.backend.schedulers["default-scheduler"] = StaticScheduler(
+        name="kube-scheduler", config=default_scheduler_config(), effective=None,
+        config_path=run.path / "kube-scheduler.config.yaml", image="", api=api, node=control_plane,
+        run_dir=run.path / "logs", pod_name=f"kube-scheduler-{control_plane}")
+    c.backend.start_scheduler(req.scheduler_config, None, None)
+
+
+def start_dra_driver(c: KindContext) -> None:
+    """Only for a definition with devices: a cluster without them runs exactly what it did."""
+    d = c.req.definition
+    if not (d.device_classes or any(n.devices for n in d.nodes())):
+        return
+    if c.host.bin_dir is None:
+        raise ComponentError("kind: scripts/node-binaries gave no folder for the DRA plugin")
+    image = c.host.binary_image(c.host.bin_dir / "schedgate-dra-plugin", "schedgate-dra-plugin")
+    c.host.load_image(c.cluster_name, image)
+    deploy_driver(c.client(), image, [n.name for n in d.nodes()])
+    made(c.backend, "the scheduler under test").device_publisher = DriverSlices(c.client())
+    log.info("kind: DRA driver %s running on %d node(s)", image, len(d.nodes()))
+
+
+def nodes_as_defined(c: KindContext) -> None:
+    core = k8s.CoreV1Api(c.client())
+    backend = made(c.backend, "the scheduler under test")
+    defined = {n.name for n in c.req.definition.nodes()}
+    backend.resource_scale = resource_scale(c.req.definition, smallest_allocatable(
+        n for n in read_json(core.list_node).get("items") or [] if n["metadata"]["name"] in defined))
+    if backend.resource_scale:
+        log.info("kind: pod requests scaled to the real nodes: %s",
+                 ", ".join(f"{r} x{f:.4f}" for r, f in backend.resource_scale.items()))
+    c.cluster = Cluster(definition=c.req.definition, kubeconfig=c.kubeconfig, api=c.client(),
+                        kubernetes_version=made(c.bins, "the pinned binaries").kubernetes_version, backend=backend,
+                        timings=c.timings)
+    c.cluster.apply_nodes()
+
+
+# -- the one rollback, and the end ----------------------------------------------
+def rollback(c: KindContext) -> None:
+    """What the context says was made, taken down: a new cluster's node logs exported, the cluster deleted
+    (a reused one this run did not make stays), the run folder removed. Under :func:`interrupts_deferred`: a
+    second Ctrl-C while kind deletes the nodes would leave some."""
+    with interrupts_deferred():
+        if c.dir is None:
+            return  # nothing was made yet
+        if c.backend is not None:
+            c.backend.stop_black_boxes()
+        if c.name is not None and (c.created or not c.req.reuse):
+            if c.created:
+                logs = c.dir.path.parent / f"schedgate-kind-logs-{c.name}"
+                c.host.export_logs(c.name, logs)
+                log.info("kind: cluster %s failed to come up; node logs in %s", c.name, logs)
+            c.host.delete_cluster(c.name, c.kubeconfig)
+        c.dir.keep = False
+        c.dir.close()
+
+
+def stop(c: KindContext) -> None:
+    backend, run = made(c.backend, "the scheduler under test"), made(c.dir, "the run folder")
+    with interrupts_deferred():
+        backend.save_logs()
+        if not c.req.keep:  # a reused cluster stays; the black boxes of this run do not
+            backend.stop_black_boxes()
+        if not (c.req.keep or c.req.reuse):
+            c.host.delete_cluster(c.cluster_name, c.kubeconfig)
+            run.close()
 
 
 def _internal_ip(core: Any, node: str) -> str:

@@ -18,7 +18,16 @@ from schedgate.cluster import SYNC_NODE, SYSTEM_NAMESPACE, ApiOnlyNodes, Cluster
 from schedgate.cluster.guard import install_sync_guard
 from schedgate.kube.api import import_api_classes_meanwhile
 from schedgate.objects.builders import PLACEHOLDER_IMAGE
-from schedgate.providers.base import ClusterRequest, Started, binaries, create_in_steps, first_sync, log, write_info
+from schedgate.providers.base import (
+    ClusterRequest,
+    Started,
+    binaries,
+    create_in_steps,
+    first_sync,
+    log,
+    made,
+    write_info,
+)
 from schedgate.providers.local.controlplane import LocalControlPlane, under_test_user
 from schedgate.providers.rbac import grant, user_subject
 from schedgate.runtime.kwok import ensure_kwok
@@ -83,64 +92,79 @@ class LocalProvider:
         return None  # what it needs is checked with the request (files, binary) and by the toolchain
 
     def create(self, req: ClusterRequest, reaped: list[str]) -> Started:
-        return _Creation(req, reaped).run()
+        return _create(req, reaped)
 
 
-class _Creation:
-    """One local cluster being made: its steps share these attributes."""
+@dataclass
+class LocalContext:
+    """What one local cluster's creation steps share, passed to each as kind passes its actions an
+    ActionContext: the request, its run folder and control plane (made before the first step: nothing
+    runs yet), and the cluster (None until its nodes are made)."""
 
-    cluster: Cluster
+    req: ClusterRequest
+    reaped: list[str]
+    binary: Path
+    kubernetes_version: str
+    dir: RunDir
+    cp: LocalControlPlane
+    cluster: Cluster | None = None
 
-    def __init__(self, req: ClusterRequest, reaped: list[str]) -> None:
-        self.req = req
-        self.reaped = reaped
-        self.bins = binaries(req.bin_dir)
-        self.binary = Path(req.scheduler_binary or self.bins.kube_scheduler)
-        gates = req.definition.gates
-        if gates:  # before anything starts: a gate or API version the pinned version has not is one line
-            gates.check(self.bins.feature_gates() if gates.feature_gates else {}, self.bins.kubernetes_version)
-        agent = req.definition.agent
-        kwok = ensure_kwok() if agent is not None else None  # built (once) before anything starts
-        self.dir = RunDir.create(keep=req.keep)
-        self.cp = LocalControlPlane(bins=self.bins, run=self.dir, under_test=req.scheduler_config,
-                                    scheduler_binary=self.binary, nodes=len(req.definition.nodes()), gates=gates,
-                                    agent=agent, kwok=kwok)
 
-    def run(self) -> Started:
-        req = self.req
-        log.info("cluster %r in %s", req.definition.name, self.dir.path)
-        import_api_classes_meanwhile()  # while etcd and kube-apiserver start
-        create_in_steps([  # each step's name is its key in the cluster's timings
-            ("etcd and kube-apiserver", self.cp.start_api),
-            ("RBAC for the scheduler under test", self.rbac),
-            (f"{len(req.definition.nodes())} nodes", self.nodes),
-            ("controllers and schedulers", self.cp.start_schedulers),
-            ("first sync of every scheduler", lambda: first_sync(self.cluster, self.req, 15)),
-            ("run info", lambda: write_info(self.dir.path, req, self.cluster)),
-        ], self.rollback, self.cp.timings)
-        return Started(cluster=self.cluster, stop=self.stop, run_dir=self.dir.path, reaped=self.reaped)
+def _context(req: ClusterRequest, reaped: list[str]) -> LocalContext:
+    """Everything checked and built before anything starts: a gate or API version the pinned version has
+    not is one line, kwok is built (once) for a definition with a node agent."""
+    bins = binaries(req.bin_dir)
+    binary = Path(req.scheduler_binary or bins.kube_scheduler)
+    gates = req.definition.gates
+    if gates:
+        gates.check(bins.feature_gates() if gates.feature_gates else {}, bins.kubernetes_version)
+    agent = req.definition.agent
+    kwok = ensure_kwok() if agent is not None else None
+    run = RunDir.create(keep=req.keep)
+    cp = LocalControlPlane(bins=bins, run=run, under_test=req.scheduler_config, scheduler_binary=binary,
+                           nodes=len(req.definition.nodes()), gates=gates, agent=agent, kwok=kwok)
+    return LocalContext(req, reaped, binary, bins.kubernetes_version, run, cp)
 
-    def rbac(self) -> None:
-        install_sync_guard(self.cp.api_client(), SYNC_NODE, SYSTEM_NAMESPACE)  # loads while the rest starts
-        config = self.req.scheduler_config
-        grant(self.cp.api_client(), config.lease_name, user_subject(under_test_user(config.lease_name)),
-              config.lease_name, config.shared_pools, black_box=config.black_box is not None)
 
-    def nodes(self) -> None:
-        api = self.cp.api_client()
-        nodes = ApiOnlyNodes(k8s.CoreV1Api(api), runs_pods=self.cp.agent is not None)
-        backend = LocalBackend(cp=self.cp, nodes=nodes, default_binary=self.binary)
-        self.cluster = Cluster(definition=self.req.definition, kubeconfig=self.cp.admin_kubeconfig, api=api,
-                               kubernetes_version=self.bins.kubernetes_version, backend=backend,
-                               timings=self.cp.timings)
-        self.cluster.apply_nodes()
+def _create(req: ClusterRequest, reaped: list[str]) -> Started:
+    c = _context(req, reaped)
+    log.info("cluster %r in %s", req.definition.name, c.dir.path)
+    import_api_classes_meanwhile()  # while etcd and kube-apiserver start
+    create_in_steps([  # each step's name is its key in the cluster's timings
+        ("etcd and kube-apiserver", lambda c: c.cp.start_api()),
+        ("RBAC for the scheduler under test", rbac),
+        (f"{len(req.definition.nodes())} nodes", nodes),
+        ("controllers and schedulers", lambda c: c.cp.start_schedulers()),
+        ("first sync of every scheduler", lambda c: first_sync(made(c.cluster, "the cluster"), c.req, 15)),
+        ("run info", lambda c: write_info(c.dir.path, c.req, made(c.cluster, "the cluster"))),
+    ], c, rollback, c.cp.timings)
+    return Started(cluster=made(c.cluster, "the cluster"), stop=lambda: stop(c), run_dir=c.dir.path,
+                   reaped=reaped)
 
-    def rollback(self) -> None:
-        self.cp.stop()
-        self.dir.keep = False
-        self.dir.close()
 
-    def stop(self) -> None:
-        if not self.req.keep:
-            self.cp.stop()
-        self.dir.close()
+def rbac(c: LocalContext) -> None:
+    install_sync_guard(c.cp.api_client(), SYNC_NODE, SYSTEM_NAMESPACE)  # loads while the rest starts
+    config = c.req.scheduler_config
+    grant(c.cp.api_client(), config.lease_name, user_subject(under_test_user(config.lease_name)),
+          config.lease_name, config.shared_pools, black_box=config.black_box is not None)
+
+
+def nodes(c: LocalContext) -> None:
+    api = c.cp.api_client()
+    backend = LocalBackend(cp=c.cp, nodes=ApiOnlyNodes(k8s.CoreV1Api(api), runs_pods=c.cp.agent is not None),
+                           default_binary=c.binary)
+    c.cluster = Cluster(definition=c.req.definition, kubeconfig=c.cp.admin_kubeconfig, api=api,
+                        kubernetes_version=c.kubernetes_version, backend=backend, timings=c.cp.timings)
+    c.cluster.apply_nodes()
+
+
+def rollback(c: LocalContext) -> None:
+    c.cp.stop()
+    c.dir.keep = False
+    c.dir.close()
+
+
+def stop(c: LocalContext) -> None:
+    if not c.req.keep:
+        c.cp.stop()
+    c.dir.close()
