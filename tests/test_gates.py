@@ -205,3 +205,6 @@ def test_a_podgroup_file_whose_definition_leaves_the_gate_unset_runs_with_it_on(
                        cwd=ROOT, env=dict(os.environ, TMPDIR=str(tmp_path)), capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0 and "\n1 passed in" in r.stdout, r.stdout[-3000:]
+    # Only the file's own cluster started: the session's (inference.yaml), which it does not use, did not
+    # start just to read a version (on kind that was a second cluster, 150 s).
+    assert "cluster start ::" not in r.stdout, r.stdout[-3000:]

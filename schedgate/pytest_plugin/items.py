@@ -28,6 +28,7 @@ from schedgate.pytest_plugin.options import request_from, role_config
 from schedgate.pytest_plugin.state import item_state
 from schedgate.report.figures import Report
 from schedgate.runtime.scheduler import Scheduler
+from schedgate.runtime.toolchain import pinned_kubernetes_version
 from schedgate.scenarios.load import Scenario, is_scenario_file, load_scenario
 from schedgate.scenarios.run import Run
 from schedgate.spec.cluster import ClusterDefinition
@@ -216,8 +217,11 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
     skip_unmet(scenario.scheduler or request_from(pytestconfig).scheduler_config, needs, scenario.source)
     if _same(scenario, request_from(pytestconfig)):
         cluster: Cluster = request.getfixturevalue("cluster")
-    else:  # a version too old for a feature skips before a cluster of the scenario's own definition starts
-        too_old = skip_reason(needs, request.getfixturevalue("cluster").kubernetes_version, scenario.source)
+    else:  # a version too old for a feature skips before a cluster of the scenario's own definition starts,
+        # and without starting the session's: a cluster schedgate makes runs the pinned version
+        version = pinned_kubernetes_version() if here.makes_clusters else \
+            request.getfixturevalue("cluster").kubernetes_version
+        too_old = skip_reason(needs, version, scenario.source)
         if too_old:
             pytest.skip(too_old)
         cluster = request.getfixturevalue("schedgate_extra_clusters").get(scenario)
