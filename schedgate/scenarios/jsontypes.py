@@ -14,6 +14,8 @@ BOOL: Schema = {"type": "boolean"}
 LABEL: Schema = {"type": ["string", "number"], "pattern": LABEL_VALUE.pattern, "maxLength": 63}
 SCALAR: Schema = {"type": ["string", "number", "boolean", "null"]}
 NAMES: Schema = {"anyOf": [STR, {"type": "array", "minItems": 1, "items": STR}]}
+NODE_OR_MANIFEST: Schema = {"anyOf": [{"$ref": "#/$defs/node"}, {"type": "object", "properties": {"kind": {
+    "const": "Node"}}, "required": ["kind"], "description": "a Node manifest, checked against the pinned API"}]}
 
 
 def ref(name: str) -> Schema:

@@ -4,31 +4,29 @@ untaint, setGPUs, cordon, deleteNodes, stopHeartbeats. Each takes ``nodes``: nod
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Self
 
-from schedgate.scenarios.parse import Parser
+from schedgate.scenarios.declare import (
+    Declared,
+    arg,
+    read_annotations,
+    read_label_key,
+    read_label_value,
+    read_nodes,
+)
+from schedgate.scenarios.jsontypes import LABEL, STR, ref, whole
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
+from schedgate.spec.validate import TAINT_EFFECTS
+
+NODES = arg("nodes", "node and pool names (a pool: each of its nodes)", ref("nodeSet"), read_nodes)
+KEY = arg("key", "a label or taint key", STR, read_label_key)
 
 
 @dataclass(frozen=True)
-class NodeStep:
-    """A step on a node set (``nodes``: node and pool names); ``FIELDS`` are its other fields."""
+class NodeStep(Declared):
+    """A step on a node set: ``nodes``, then the fields each step declares (scenarios.declare)."""
 
-    nodes: tuple[str, ...]
-    FIELDS: ClassVar[tuple[str, ...]] = ()
-    OPTIONAL: ClassVar[tuple[str, ...]] = ()
-
-    @classmethod
-    def parse_nodes(cls, p: Parser, raw: Any, w: str) -> tuple[dict[str, Any], tuple[str, ...]]:
-        m = p.v.mapping(raw, w, required=("nodes", *cls.FIELDS), allowed=("nodes", *cls.FIELDS, *cls.OPTIONAL))
-        return m, tuple(p.node_set(m["nodes"], f"{w}.nodes"))
-
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> Self:
-        """A step with no fields but ``nodes``; steps with more parse them too."""
-        _, nodes = cls.parse_nodes(p, raw, w)
-        return cls(nodes=nodes)
+    nodes: tuple[str, ...] = NODES
 
     def run(self, r: Run) -> None:
         for node in self.nodes:
@@ -38,37 +36,13 @@ class NodeStep:
         raise NotImplementedError
 
 
-def _key(p: Parser, m: dict[str, Any], w: str) -> str:
-    key = p.v.string(m["key"], f"{w}.key")
-    p.v.label_key(key, f"{w}.key")
-    return key
-
-
-@dataclass(frozen=True)
-class KeyStep(NodeStep):
-    """A step on a node set naming one label or taint ``key``."""
-
-    key: str = ""
-    FIELDS: ClassVar[tuple[str, ...]] = ("key",)
-
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> Self:
-        m, nodes = cls.parse_nodes(p, raw, w)
-        return cls(nodes=nodes, key=_key(p, m, w))
-
-
 @step("label")
 @dataclass(frozen=True)
 class Label(NodeStep):
-    key: str = ""
-    value: str = ""
-    FIELDS: ClassVar[tuple[str, ...]] = ("key", "value")
+    """Set a label on nodes."""
 
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> Label:
-        m, nodes = cls.parse_nodes(p, raw, w)
-        value = p.v.labels({"value": m["value"]}, w)["value"] if m["value"] is not None else ""
-        return cls(nodes=nodes, key=_key(p, m, w), value=value)
+    key: str = KEY
+    value: str = arg("value", "the label's value (quote \"true\"; null: empty)", LABEL, read_label_value)
 
     def on(self, r: Run, node: str) -> None:
         r.cluster.label(node, self.key, self.value)
@@ -76,7 +50,11 @@ class Label(NodeStep):
 
 @step("unlabel")
 @dataclass(frozen=True)
-class Unlabel(KeyStep):
+class Unlabel(NodeStep):
+    """Remove a label from nodes."""
+
+    key: str = KEY
+
     def on(self, r: Run, node: str) -> None:
         r.cluster.unlabel(node, self.key)
 
@@ -84,14 +62,10 @@ class Unlabel(KeyStep):
 @step("annotateNodes")
 @dataclass(frozen=True)
 class AnnotateNodes(NodeStep):
-    annotations: tuple[tuple[str, str | None], ...] = ()
-    FIELDS: ClassVar[tuple[str, ...]] = ("annotations",)
+    """Set (or with null remove) annotations on nodes."""
 
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> AnnotateNodes:
-        m, nodes = cls.parse_nodes(p, raw, w)
-        ann = p.v.mapping(m["annotations"], f"{w}.annotations")
-        return cls(nodes=nodes, annotations=tuple((a, None if x is None else str(x)) for a, x in ann.items()))
+    annotations: tuple[tuple[str, str | None], ...] = arg(
+        "annotations", "key -> value; null removes it", ref("annotations"), read_annotations)
 
     def on(self, r: Run, node: str) -> None:
         for k, val in self.annotations:
@@ -101,18 +75,12 @@ class AnnotateNodes(NodeStep):
 @step("taint")
 @dataclass(frozen=True)
 class TaintNodes(NodeStep):
-    key: str = ""
-    value: str = ""
-    effect: str = "NoSchedule"
-    FIELDS: ClassVar[tuple[str, ...]] = ("key",)
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("value", "effect")
+    """Taint nodes (a taint with the same key and effect is replaced)."""
 
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> TaintNodes:
-        m, nodes = cls.parse_nodes(p, raw, w)
-        value = p.v.labels({"value": m["value"]}, w)["value"] if m.get("value") is not None else ""
-        effect = p.v.taint_effect(m["effect"], f"{w}.effect") if "effect" in m else "NoSchedule"
-        return cls(nodes=nodes, key=_key(p, m, w), value=value, effect=effect)
+    key: str = KEY
+    value: str = arg("value", "the taint's value (default: none)", LABEL, read_label_value, default="")
+    effect: str = arg("effect", "NoSchedule (default), PreferNoSchedule or NoExecute", {"enum": list(TAINT_EFFECTS)},
+                      lambda p, x, w: p.v.taint_effect(x, w), default="NoSchedule")
 
     def on(self, r: Run, node: str) -> None:
         r.cluster.taint(node, self.key, self.value, self.effect)
@@ -120,7 +88,11 @@ class TaintNodes(NodeStep):
 
 @step("untaint")
 @dataclass(frozen=True)
-class Untaint(KeyStep):
+class Untaint(NodeStep):
+    """Remove the taints of a key from nodes."""
+
+    key: str = KEY
+
     def on(self, r: Run, node: str) -> None:
         r.cluster.untaint(node, self.key)
 
@@ -128,13 +100,9 @@ class Untaint(KeyStep):
 @step("setGPUs")
 @dataclass(frozen=True)
 class SetGPUs(NodeStep):
-    count: int = 0
-    FIELDS: ClassVar[tuple[str, ...]] = ("count",)
+    """Set the GPUs (nvidia.com/gpu) nodes report, as a device plugin would."""
 
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> SetGPUs:
-        m, nodes = cls.parse_nodes(p, raw, w)
-        return cls(nodes=nodes, count=p.v.whole(m["count"], f"{w}.count"))
+    count: int = arg("count", "GPUs each node reports", whole(), lambda p, x, w: p.v.whole(x, w))
 
     def on(self, r: Run, node: str) -> None:
         r.cluster.set_gpus(node, self.count)
@@ -143,6 +111,8 @@ class SetGPUs(NodeStep):
 @step("deleteNodes")
 @dataclass(frozen=True)
 class DeleteNodes(NodeStep):
+    """Delete nodes (on local; a kubelet's node registers itself again)."""
+
     def on(self, r: Run, node: str) -> None:
         r.cluster.delete_node(node)
 

@@ -5,9 +5,11 @@ run's namespace), added nodes deleted, changed resources put back as defined."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from schedgate.objects.builders import PLACEHOLDER_IMAGE
+from schedgate.scenarios.declare import Declared, arg
+from schedgate.scenarios.jsontypes import NODE_OR_MANIFEST, listing, ref
 from schedgate.scenarios.node_steps import NodeStep
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
@@ -129,32 +131,35 @@ class Delete:
         r.objects.delete(self.api_version, self.kind, self.name)
 
 
+def _added_nodes(p: Parser, raw: Any, w: str) -> tuple[NodeSpec, ...]:
+    if not isinstance(raw, list) or not raw:
+        p.v.fail(w, "must be a non-empty list of nodes")
+    specs = []
+    for i, body in enumerate(raw):
+        spec = parse_node_or_manifest(p.v, body, f"{w}[{i}]")
+        if spec.name in p.node_names or spec.name in p.pools:
+            p.v.fail(f"{w}[{i}].name", f"node {spec.name!r} already exists in the scenario")
+        p.added[spec.name] = spec
+        specs.append(spec)
+    return tuple(specs)
+
+
 @step("addNodes")
 @dataclass(frozen=True)
-class AddNodes:
+class AddNodes(Declared):
     """``nodes``: nodes by spec (a cluster definition's ``nodes:`` entries: its fields or Node manifests),
     deleted after the test."""
 
-    specs: tuple[NodeSpec, ...]
-
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> AddNodes:
-        v = p.v
-        m = v.mapping(raw, w, required=("nodes",), allowed=("nodes",))
-        if not isinstance(m["nodes"], list) or not m["nodes"]:
-            v.fail(f"{w}.nodes", "must be a non-empty list of nodes")
-        specs = []
-        for i, body in enumerate(m["nodes"]):
-            spec = parse_node_or_manifest(v, body, f"{w}.nodes[{i}]")
-            if spec.name in p.node_names or spec.name in p.pools:
-                v.fail(f"{w}.nodes[{i}].name", f"node {spec.name!r} already exists in the scenario")
-            p.added[spec.name] = spec
-            specs.append(spec)
-        return cls(specs=tuple(specs))
+    specs: tuple[NodeSpec, ...] = arg("nodes", "nodes by spec: a cluster definition's nodes entries or Node "
+                                               "manifests", listing(NODE_OR_MANIFEST, 1), _added_nodes)
 
     def run(self, r: Run) -> None:
         for spec in self.specs:
             r.cluster.add_node(spec)
+
+
+def _resources(p: Parser, raw: Any, w: str) -> tuple[tuple[str, str], ...]:
+    return tuple(p.v.resources(raw or {}, w).items())
 
 
 @step("setResources")
@@ -162,18 +167,15 @@ class AddNodes:
 class SetResources(NodeStep):
     """``capacity`` and/or ``allocatable`` of any resources (allocatable defaults to the capacity given)."""
 
-    capacity: tuple[tuple[str, str], ...] = ()
-    allocatable: tuple[tuple[str, str], ...] = ()
-    OPTIONAL: ClassVar[tuple[str, ...]] = ("capacity", "allocatable")
+    capacity: tuple[tuple[str, str], ...] = arg("capacity", "resource -> quantity the nodes report",
+                                                ref("resources"), _resources, default=())
+    allocatable: tuple[tuple[str, str], ...] = arg("allocatable", "resource -> quantity; default: the capacity",
+                                                   ref("resources"), _resources, default=())
 
     @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> SetResources:
-        m, nodes = cls.parse_nodes(p, raw, w)
+    def rule(cls, p: Parser, m: dict[str, Any], w: str) -> None:
         if not m.get("capacity") and not m.get("allocatable"):
             p.v.fail(w, "needs 'capacity', 'allocatable' or both")
-        capacity = p.v.resources(m.get("capacity") or {}, f"{w}.capacity")
-        allocatable = p.v.resources(m.get("allocatable") or {}, f"{w}.allocatable")
-        return cls(nodes=nodes, capacity=tuple(capacity.items()), allocatable=tuple(allocatable.items()))
 
     def on(self, r: Run, node: str) -> None:
         r.cluster.set_resources(node, dict(self.capacity), dict(self.allocatable))
@@ -185,13 +187,8 @@ class SetConditions(NodeStep):
     """``conditions``: status conditions by type (``type``, ``status``, ``reason``, ``message``); API-only
     nodes only (a kubelet rewrites its own at each heartbeat)."""
 
-    conditions: tuple[Condition, ...] = ()
-    FIELDS: ClassVar[tuple[str, ...]] = ("conditions",)
-
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> SetConditions:
-        m, nodes = cls.parse_nodes(p, raw, w)
-        return cls(nodes=nodes, conditions=parse_conditions(p.v, m["conditions"], f"{w}.conditions"))
+    conditions: tuple[Condition, ...] = arg("conditions", "status conditions by type", listing(ref("condition"), 1),
+                                            lambda p, x, w: parse_conditions(p.v, x, w))
 
     def on(self, r: Run, node: str) -> None:
         r.cluster.set_conditions(node, self.conditions)

@@ -1,17 +1,21 @@
 """The reference pages made from the field declarations: ``docs/reference/pod-fields.md`` from
-:data:`schedgate.scenarios.template.POD_FIELDS`. ``schedgate schema --write`` writes them beside the JSON
-Schemas; ``tests/test_schema.py`` fails when a page is not what the declarations make now."""
+:data:`schedgate.scenarios.template.POD_FIELDS`, ``docs/reference/steps.md`` from the scenario file's JSON
+Schema (each step's and outcome's fields, their types, and the meanings steps declare,
+:mod:`schedgate.scenarios.declare`). ``schedgate schema --write`` writes them beside the JSON Schemas;
+``tests/test_schema.py`` fails when a page is not what the declarations make now."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from schedgate.scenarios.jsontypes import Schema
+from schedgate.scenarios.outcomes import OUTCOMES
+from schedgate.scenarios.schema import scenario_schema
 from schedgate.scenarios.template import POD_FIELDS
 from schedgate.spec.shipped import ROOT
 
 DOCS = ROOT / "docs" / "reference"
-PAGES = {"pod-fields.md": "pod fields"}
+PAGES = {"pod-fields.md": "pod fields", "steps.md": "steps and outcomes"}
 
 
 def type_text(schema: Schema) -> str:
@@ -20,6 +24,10 @@ def type_text(schema: Schema) -> str:
         return str(schema["$ref"]).rsplit("/", 1)[-1]
     if "anyOf" in schema:
         return " or ".join(type_text(s) for s in schema["anyOf"])
+    if "const" in schema:
+        return str(schema["const"]).lower() if isinstance(schema["const"], bool) else repr(schema["const"])
+    if "enum" in schema:
+        return "one of " + ", ".join(str(x) for x in schema["enum"])
     kind = schema.get("type")
     if kind == "array":
         return f"list of {type_text(schema.get('items', {}))}"
@@ -50,9 +58,64 @@ def pod_fields_page() -> str:
     ])
 
 
+def _fields(body: Schema, defs: Schema, only: tuple[str, ...] | None = None) -> list[str]:
+    """A table of ``body``'s fields (those in ``only``, if given); a field without a meaning of its own
+    gets its type's."""
+    props = {k: v for k, v in (body.get("properties") or {}).items() if only is None or k in only}
+    if not props:
+        return []
+    required = set(body.get("required") or ())
+
+    def meaning(v: Schema) -> str:
+        own = v.get("description") or (defs.get(str(v.get("$ref", "")).rsplit("/", 1)[-1]) or {}).get("description")
+        return _one_line(own or "")
+
+    return ["", "| field | type | meaning |", "|---|---|---|",
+            *(f"| `{k}`{' (required)' if k in required else ''} | {type_text(v)} | {meaning(v)} |"
+              for k, v in props.items())]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _mapping(body: Schema) -> Schema:
+    """An outcome's mapping shape, where it takes one (else the body itself)."""
+    for shape in body.get("anyOf") or []:
+        if shape.get("properties"):
+            return dict(shape)
+    return body
+
+
+def steps_page() -> str:
+    schema = scenario_schema()
+    defs, steps = schema["$defs"], schema["$defs"]["step"]["properties"]
+    out = ["# Steps and outcomes", "",
+           "<!-- Made by `schedgate schema --write` from the scenario file's schema; do not edit. -->", "",
+           "A scenario file's `steps` is a list; each step is a mapping with exactly one of these names. An",
+           "`expect` step names `pods` (where its outcome is about pods) and exactly one outcome.", ""]
+    for name, body in steps.items():
+        if name != "expect":
+            out += [f"## `{name}`", "", _one_line(body.get("description", "")) or "(no description)",
+                    *_fields(body, defs), ""]
+    expect = steps["expect"]
+    out += ["## `expect`", "", _one_line(expect.get("description", "")), *_fields(expect, defs, ("pods", "timeout")),
+            ""]
+    for name, kind in OUTCOMES.items():
+        body = expect["properties"][name]
+        out += [f"### `{name}`", "", _one_line(body.get("description", "")) or "(no description)", "",
+                f"Takes: {type_text(body)}" + ("" if kind.about_pods else "; names no `pods`") + ".",
+                *_fields(_mapping(body), defs)]
+        out += _fields(expect, defs, kind.extras) if kind.extras else []
+        out.append("")
+    return "\n".join(out)
+
+
 def render_page(name: str) -> str:
     if name == "pod-fields.md":
         return pod_fields_page()
+    if name == "steps.md":
+        return steps_page()
     raise KeyError(name)
 
 

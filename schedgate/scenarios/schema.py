@@ -26,6 +26,7 @@ import yaml
 
 from schedgate.errors import DefinitionError
 from schedgate.scenarios import load
+from schedgate.scenarios.declare import Declared, declared_schema
 from schedgate.scenarios.jsontypes import Schema, ref
 from schedgate.scenarios.outcomes import OUTCOMES
 from schedgate.scenarios.parse import Parser
@@ -139,6 +140,12 @@ def _doc(parse: Any) -> str | None:
     return None if not doc or doc.startswith(f"{getattr(cls, '__name__', '')}(") else _md(doc)
 
 
+def _declared(parse: Any) -> dict[str, Schema] | None:
+    """The types and meanings a step declares on its class (scenarios.declare), if it does."""
+    cls = getattr(parse, "__self__", None)
+    return declared_schema(cls) if isinstance(cls, type) and issubclass(cls, Declared) else None
+
+
 def one_of(attempt: Attempt, where: str, fields: list[str], required: tuple[str, ...]) -> Schema:
     """A rule the loader states in prose ("needs one of ..."): the body, its required fields filled, is
     refused as a whole; the fields that each get it past that refusal, exclusive if two are refused again."""
@@ -197,7 +204,8 @@ def _expect(attempt: Attempt) -> Schema:
 
 def _step() -> Schema:
     bodies = {name: _expect(a) if name == "expect" else  # a null body is the empty one: allowed if that is
-              _object(name, a, f"{W}.{name}", _doc(STEPS[name]), nullable=_error(a, {}) is None)
+              _object(name, a, f"{W}.{name}", _doc(STEPS[name]), nullable=_error(a, {}) is None,
+                      props=_declared(STEPS[name]))
               for name, a in ((n, step_attempt(n)) for n in sorted(STEPS))}
     return {"description": "one step: a mapping with exactly one step name", "type": "object",
             "minProperties": 1, "maxProperties": 1, "properties": bodies, "additionalProperties": False}

@@ -6,7 +6,19 @@ from __future__ import annotations
 
 from schedgate.scenarios import load
 from schedgate.scenarios.control_steps import EXTENDER_KINDS
-from schedgate.scenarios.jsontypes import BOOL, DNS, LABEL, NAMES, SCALAR, STR, Schema, listing, ref, whole
+from schedgate.scenarios.jsontypes import (
+    BOOL,
+    DNS,
+    LABEL,
+    NAMES,
+    NODE_OR_MANIFEST,
+    SCALAR,
+    STR,
+    Schema,
+    listing,
+    ref,
+    whole,
+)
 from schedgate.scenarios.live_outcomes import EFFECTS, WORKLOAD_KINDS
 from schedgate.scenarios.log_outcomes import QUEUES
 from schedgate.scenarios.outcomes import BOUNDS
@@ -22,8 +34,6 @@ from schedgate.spec.features import FEATURES
 from schedgate.spec.roles import SCENARIO_ROLES
 from schedgate.spec.validate import MAX_SECONDS, TAINT_EFFECTS
 
-NODE_OR_MANIFEST: Schema = {"anyOf": [{"$ref": "#/$defs/node"}, {"type": "object", "properties": {"kind": {
-    "const": "Node"}}, "required": ["kind"], "description": "a Node manifest, checked against the pinned API"}]}
 CONFIG: Schema = {**STR, "description": "a scheduler configuration file, or a role: " + ", ".join(SCENARIO_ROLES)}
 
 def _budget(key: str, what: str) -> Schema:

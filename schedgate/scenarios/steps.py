@@ -3,7 +3,9 @@
 A step class registers under its name with :func:`step`; it is a frozen
 dataclass of its validated arguments, with ``parse(parser, raw, where)`` (every
 problem one line naming file, field and line) and ``run(run)``. Adding a step
-is one class; the loader reads the registry. Pod steps and sequencing waits are
+is one class; the loader reads the registry. A step whose fields each stand alone
+declares them on the class (:mod:`.declare`): its ``parse``, schema and reference
+entry come from the declarations. Pod steps and sequencing waits are
 here, node edits in :mod:`.node_steps`, schedulers and the extender in
 :mod:`.control_steps`, ``expect`` and its outcomes in :mod:`.outcomes`.
 """
@@ -16,6 +18,8 @@ from typing import Any, TypeVar
 
 from schedgate.kube.watch import Matcher, wait_for
 from schedgate.objects.matchers import bound, decided, gone, scheduling_error, unschedulable
+from schedgate.scenarios.declare import Declared, arg, read_annotations, read_pods
+from schedgate.scenarios.jsontypes import ref
 from schedgate.scenarios.parse import MAX_PODS, Parser
 from schedgate.scenarios.run import Action, Run
 from schedgate.scenarios.template import TEMPLATE_FIELDS, Template
@@ -93,13 +97,10 @@ class CreatePods:
 
 @step("deletePods")
 @dataclass(frozen=True)
-class DeletePods:
-    pods: tuple[str, ...]
+class DeletePods(Declared):
+    """Delete pods at once (grace 0), as a node's eviction or a user's delete."""
 
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> DeletePods:
-        m = p.v.mapping(raw, w, required=("pods",), allowed=("pods",))
-        return cls(pods=tuple(p.pod_set(m["pods"], f"{w}.pods")))
+    pods: tuple[str, ...] = arg("pods", "the pods to delete", ref("podSet"), read_pods)
 
     def run(self, r: Run) -> None:
         for name in self.pods:
@@ -108,18 +109,12 @@ class DeletePods:
 
 @step("annotatePods")
 @dataclass(frozen=True)
-class AnnotatePods:
+class AnnotatePods(Declared):
     """Set (or with null remove) annotations on live pods, e.g. to lift a NetworkSlots fault."""
 
-    pods: tuple[str, ...]
-    annotations: tuple[tuple[str, str | None], ...]
-
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> AnnotatePods:
-        m = p.v.mapping(raw, w, required=("pods", "annotations"), allowed=("pods", "annotations"))
-        ann = p.v.mapping(m["annotations"], f"{w}.annotations")
-        return cls(pods=tuple(p.pod_set(m["pods"], f"{w}.pods")),
-                   annotations=tuple((k, None if x is None else str(x)) for k, x in ann.items()))
+    pods: tuple[str, ...] = arg("pods", "the pods to annotate", ref("podSet"), read_pods)
+    annotations: tuple[tuple[str, str | None], ...] = arg("annotations", "key -> value; null removes it",
+                                                          ref("annotations"), read_annotations)
 
     def run(self, r: Run) -> None:
         for name in self.pods:
@@ -129,13 +124,8 @@ class AnnotatePods:
 
 @step("sync")
 @dataclass(frozen=True)
-class Sync:
+class Sync(Declared):
     """Wait until every scheduler has seen every change so far (the cache barrier)."""
-
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> Sync:
-        p.v.mapping(raw, w, allowed=())
-        return cls()
 
     def run(self, r: Run) -> None:
         r.cluster.sync_schedulers()

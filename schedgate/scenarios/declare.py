@@ -1,0 +1,96 @@
+"""A step's fields, declared on its dataclass: each field's key in the file, meaning, JSON type and reader.
+
+::
+
+    @step("setGPUs")
+    @dataclass(frozen=True)
+    class SetGPUs(Declared):
+        nodes: tuple[str, ...] = arg("nodes", "node and pool names", ref("nodeSet"), read_nodes)
+        count: int = arg("count", "GPUs each node reports", whole(), lambda p, x, w: p.v.whole(x, w))
+
+A :class:`Declared` step's ``parse`` reads exactly its declared keys (unknown ones and missing required ones
+are the one line ``FILE: FIELD: PROBLEM (line N)`` as everywhere); the JSON Schema
+(:mod:`schedgate.scenarios.schema`) and the reference (``docs/reference/steps.md``) take each field's type and
+meaning from the declaration. A new step of this kind is its class, and its test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+from schedgate.scenarios.jsontypes import Schema, described
+from schedgate.scenarios.parse import Parser
+
+ARG = "schedgate.arg"
+Read = Callable[[Parser, Any, str], Any]  # (the file's parse, the value, where) -> the field's value
+
+
+@dataclass(frozen=True)
+class Arg:
+    key: str
+    doc: str
+    schema: Schema
+    read: Read
+    required: bool = True
+
+
+def arg(key: str, doc: str, schema: Schema, read: Read, *, default: Any = dataclasses.MISSING) -> Any:
+    """A dataclass field that is step field ``key``: required unless it has a ``default``."""
+    declared = {ARG: Arg(key, doc, schema, read, required=default is dataclasses.MISSING)}
+    if default is dataclasses.MISSING:
+        return field(metadata=declared)
+    return field(default=default, metadata=declared)
+
+
+def args_of(cls: type) -> list[tuple[str, Arg]]:
+    """The declared fields of ``cls``, in order, as (attribute, declaration)."""
+    return [(f.name, f.metadata[ARG]) for f in dataclasses.fields(cls) if ARG in f.metadata]
+
+
+def declared_schema(cls: type) -> dict[str, Schema]:
+    """Each declared key's JSON type with its meaning."""
+    return {a.key: described(a.schema, a.doc) for _, a in args_of(cls)}
+
+
+class Declared:
+    """A step whose fields are all declared with :func:`arg`."""
+
+    @classmethod
+    def parse(cls, p: Parser, raw: Any, w: str) -> Self:
+        args = args_of(cls)
+        m = p.v.mapping(raw, w, required=tuple(a.key for _, a in args if a.required),
+                        allowed=tuple(a.key for _, a in args))
+        cls.rule(p, m, w)
+        return cls(**{name: a.read(p, m[a.key], f"{w}.{a.key}") for name, a in args if a.key in m})
+
+    @classmethod
+    def rule(cls, p: Parser, m: dict[str, Any], w: str) -> None:
+        """A rule over several fields (one of two needed, ...); each field's own checks are its reader's."""
+
+
+def read_nodes(p: Parser, raw: Any, w: str) -> tuple[str, ...]:
+    return tuple(p.node_set(raw, w))
+
+
+def read_pods(p: Parser, raw: Any, w: str) -> tuple[str, ...]:
+    return tuple(p.pod_set(raw, w))
+
+
+def read_label_key(p: Parser, raw: Any, w: str) -> str:
+    key = p.v.string(raw, w)
+    p.v.label_key(key, w)
+    return key
+
+
+def read_label_value(p: Parser, raw: Any, w: str) -> str:
+    """A label value (null: empty), named as ``w``."""
+    parent, _, key = w.rpartition(".")
+    return p.v.labels({key: raw}, parent)[key] if raw is not None else ""
+
+
+def read_annotations(p: Parser, raw: Any, w: str) -> tuple[tuple[str, str | None], ...]:
+    """key -> value; null removes the annotation."""
+    return tuple((k, None if x is None else str(x)) for k, x in p.v.mapping(raw, w).items())
