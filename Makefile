@@ -10,11 +10,11 @@ ARGS    ?=
 
 # Python's compiled files are kept, in the cache folder rather than the tree: with none written (an
 # environment with PYTHONDONTWRITEBYTECODE set), every pytest process (xdist workers, each mutant's run,
-# the tests that start pytest) compiled schedgate and rewrote its asserts again (README, "What CI costs").
+# the tests that start pytest) compiled schedgate and rewrote its asserts again (docs/benchmarks.md).
 export PYTHONPYCACHEPREFIX ?= $(or $(SCHEDGATE_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/schedgate)/pycache
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: help venv tools browser e2e repro e2e-kind unit test mutants bench bench-fleet bench-providers soak matrix lint clean docker kind-image kind-up kind-down kind-smoke
+.PHONY: help venv tools browser docs e2e repro e2e-kind unit test mutants bench bench-fleet bench-providers soak matrix lint clean docker kind-image kind-up kind-down kind-smoke
 
 help:
 	@echo "make e2e       run the scenario suite against the profile under test (kind if Docker answers, else local)"
@@ -33,7 +33,8 @@ help:
 	@echo "make kind-up   a kind cluster (1 control plane, 1 worker) of that image; make kind-down removes it"
 	@echo "make kind-smoke  cluster up, a loaded image's pod on the worker resolves the API Service, cluster down"
 	@echo "make lint      ruff, mypy (strict) on the package, its layers contract (import-linter), gofmt and go vet on go/"
-	@echo "options: ARGS='--scheduler-config FILE --scheduler-binary FILE ...' (see README)"
+	@echo "make docs      the documentation site (docs/, mkdocs.yml) built strictly into site/"
+	@echo "options: ARGS='--scheduler-config FILE --scheduler-binary FILE ...' (see docs/reference/options.md)"
 
 $(VENV)/.installed: pyproject.toml
 	@test -x "$$(command -v $(PYTHON))" || { echo "make: $(PYTHON) not found; schedgate needs Python 3.11+" >&2; exit 1; }
@@ -50,6 +51,9 @@ tools: venv
 browser:
 	scripts/ensure-chromium
 
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict -d site
+
 # kind when a Docker engine answers, else local (the pytest header says which); PROVIDER=... chooses.
 PROVIDER ?= $(shell docker info >/dev/null 2>&1 && echo kind || echo local)
 
@@ -57,7 +61,7 @@ PROVIDER ?= $(shell docker info >/dev/null 2>&1 && echo kind || echo local)
 NOT_ON_KIND := --ignore=e2e/conformance
 
 # pytest-xdist workers for the local suite, each with its own cluster: 2 on this 2-core machine took the
-# suite from 344 s to 200-232 s (README, "Parallel runs"). JOBS=1 runs it in one process. kind stays serial.
+# suite from 344 s to 200-232 s (docs/guides/parallel-runs.md). JOBS=1 runs it in one process. kind stays serial.
 JOBS  ?= 2
 XDIST := $(if $(filter-out 0 1,$(JOBS)),-n $(JOBS))
 

@@ -16,8 +16,8 @@ from schedgate.spec.shipped import ROOT, shipped
 PROFILE = "my-scheduler"
 
 SCENARIO = f"""\
-# A scheduling promise of your scheduler, written down as data (schedgate's README: "Reproducing a bug
-# as a scenario file"). `schedgate check FILE` validates it; `make e2e` runs it.
+# A scheduling promise of your scheduler, written down as data (schedgate's docs/guides/scenario-files.md).
+# `schedgate check FILE` validates it; `make e2e` runs it.
 apiVersion: schedgate.io/v1alpha1
 kind: Scenario
 name: gpu-pod-waits-for-a-network-node

@@ -61,7 +61,7 @@ examples:
   schedgate repro my-bug.scenario.yaml --scheduler-binary ./kube-scheduler --keep-cluster
   schedgate down --all
 
-Scenario files are described in the README ("Reproducing a bug as a scenario file").
+Scenario files are described in docs/guides/scenario-files.md.
 """
 
 

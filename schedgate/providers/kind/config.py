@@ -29,9 +29,8 @@ def kind_name(name: str) -> str:
 
 
 # Node containers one CPU core carries: every kind node is a systemd, a containerd and a kubelet, and
-# they start one after another through kubeadm. Measured on this project's 2-core machines (README, "The
-# kind provider"): 10 nodes start in 122-157 s; a 321-node cluster of clusters/fleet.yaml ran the load
-# average to 28 and filled the disk before kind gave up, leaving containers behind.
+# they start one after another through kubeadm. What a 10-node cluster and the 321-node fleet did on this
+# project's 2-core machines is in docs/providers/kind.md.
 NODES_PER_CORE = 8
 MAX_NODES_ENV = "SCHEDGATE_KIND_MAX_NODES"
 
