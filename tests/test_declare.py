@@ -79,3 +79,18 @@ def test_a_declared_step_s_schema_and_reference_come_from_its_declarations(drain
                                            "description": "seconds the drain may take"}
     page = reference.steps_page()
     assert "## `drain`" in page and "| `within` | whole number 1–600 | seconds the drain may take |" in page
+
+
+def test_a_declared_outcome_reads_its_fields_and_its_schema_says_what_they_mean(tmp_path):
+    path = tmp_path / "e.scenario.yaml"
+    path.write_text(FILE.replace("  - drain: {nodes: gpu-net, within: 30}\n", """\
+  - createPods: {name: p, gpus: 1}
+  - expect: {pods: p, event: {reason: Scheduled, by: default-scheduler, type: null}}
+"""))
+    event = load_scenario(path).steps[1].action.outcome  # type: ignore[attr-defined]
+    assert (event.reason, event.by, event.message, event.type) == ("Scheduled", "default-scheduler", None, None)
+    path.write_text(path.read_text().replace("type: null", "type: Info"))
+    with pytest.raises(DefinitionError, match=r"expect\.event\.type: must be Normal or Warning, got .Info."):
+        load_scenario(path)
+    shapes = schema.scenario_schema()["$defs"]["step"]["properties"]["expect"]["properties"]["event"]
+    assert shapes["properties"]["type"]["description"] == "Normal or Warning"

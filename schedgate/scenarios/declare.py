@@ -8,10 +8,10 @@
         nodes: tuple[str, ...] = arg("nodes", "node and pool names", ref("nodeSet"), read_nodes)
         count: int = arg("count", "GPUs each node reports", whole(), lambda p, x, w: p.v.whole(x, w))
 
-A :class:`Declared` step's ``parse`` reads exactly its declared keys (unknown ones and missing required ones
-are the one line ``FILE: FIELD: PROBLEM (line N)`` as everywhere); the JSON Schema
-(:mod:`schedgate.scenarios.schema`) and the reference (``docs/reference/steps.md``) take each field's type and
-meaning from the declaration. A new step of this kind is its class, and its test.
+A :class:`Declared` step's (or :class:`DeclaredOutcome`'s) ``parse`` reads exactly its declared keys
+(unknown ones and missing required ones are the one line ``FILE: FIELD: PROBLEM (line N)`` as everywhere);
+the JSON Schema (:mod:`schedgate.scenarios.schema`) and the reference (``docs/reference/steps.md``) take
+each field's type and meaning from the declaration. A new step of this kind is its class, and its test.
 """
 
 from __future__ import annotations
@@ -60,15 +60,29 @@ class Declared:
 
     @classmethod
     def parse(cls, p: Parser, raw: Any, w: str) -> Self:
+        return cls(**cls.read(p, raw, w))
+
+    @classmethod
+    def read(cls, p: Parser, raw: Any, w: str) -> dict[str, Any]:
+        """Each declared field's value, by attribute, from the mapping at ``w``."""
         args = args_of(cls)
         m = p.v.mapping(raw, w, required=tuple(a.key for _, a in args if a.required),
                         allowed=tuple(a.key for _, a in args))
         cls.rule(p, m, w)
-        return cls(**{name: a.read(p, m[a.key], f"{w}.{a.key}") for name, a in args if a.key in m})
+        return {name: a.read(p, m[a.key], f"{w}.{a.key}") for name, a in args if a.key in m}
 
     @classmethod
     def rule(cls, p: Parser, m: dict[str, Any], w: str) -> None:
         """A rule over several fields (one of two needed, ...); each field's own checks are its reader's."""
+
+
+class DeclaredOutcome(Declared):
+    """An ``expect`` outcome whose body is a mapping of declared fields (its registry passes the whole
+    ``expect`` mapping too, which a declared outcome does not need)."""
+
+    @classmethod
+    def parse(cls, p: Parser, raw: Any, m: dict[str, Any], w: str) -> Self:  # type: ignore[override]
+        return cls(**cls.read(p, raw, w))
 
 
 def read_nodes(p: Parser, raw: Any, w: str) -> tuple[str, ...]:

@@ -16,6 +16,8 @@ from schedgate.kube.watch import Matcher
 from schedgate.objects.events import summarize
 from schedgate.objects.matchers import gone, nominated, scheduled_on, scheduling_error, scheduling_gated, unschedulable
 from schedgate.objects.metrics import MetricsSnapshot
+from schedgate.scenarios.declare import DeclaredOutcome, arg, read_nodes
+from schedgate.scenarios.jsontypes import STR, ref, whole
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
@@ -226,24 +228,23 @@ class Untouched:
                                      + ("; ".join(summarize(e) for e in touched) or "none"))
 
 
+def _event_type(p: Parser, raw: Any, w: str) -> str | None:
+    if raw not in (None, "Normal", "Warning"):
+        p.v.fail(w, f"must be Normal or Warning, got {raw!r}")
+    return None if raw is None else str(raw)
+
+
 @outcome("event")
 @dataclass(frozen=True)
-class Event:
-    reason: str
-    by: str | None
-    message: str | None
-    type: str | None
+class Event(DeclaredOutcome):
+    """An event about each pod, by reason (and who reported it, its message, its type)."""
 
-    @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Event:
-        v = p.v
-        mm = v.mapping(body, w, required=("reason",), allowed=("reason", "by", "message", "type"))
-        if mm.get("type") not in (None, "Normal", "Warning"):
-            v.fail(f"{w}.type", f"must be Normal or Warning, got {mm['type']!r}")
-        return cls(reason=v.string(mm["reason"], f"{w}.reason"),
-                   by=v.string(mm["by"], f"{w}.by") if "by" in mm else None,
-                   message=v.regex(mm["message"], f"{w}.message") if "message" in mm else None,
-                   type=mm.get("type"))
+    reason: str = arg("reason", "the event's reason: FailedScheduling, Scheduled, Preempted, ...", STR,
+                      lambda p, x, w: p.v.string(x, w))
+    by: str | None = arg("by", "the reporting controller: the scheduler's name (reportingController)", STR,
+                         lambda p, x, w: p.v.string(x, w), default=None)
+    message: str | None = arg("message", "a regular expression", STR, lambda p, x, w: p.v.regex(x, w), default=None)
+    type: str | None = arg("type", "Normal or Warning", {"enum": ["Normal", "Warning"]}, _event_type, default=None)
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         for name in pods:
@@ -306,18 +307,13 @@ class Metric:
 
 @outcome("wholeFreeNodes", about_pods=False)
 @dataclass(frozen=True)
-class WholeFreeNodes:
+class WholeFreeNodes(DeclaredOutcome):
     """How many of ``nodes`` have ``size`` allocatable GPUs and none in use."""
 
-    nodes: tuple[str, ...]
-    count: int
-    size: int
-
-    @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> WholeFreeNodes:
-        mm = p.v.mapping(body, w, required=("nodes", "count"), allowed=("nodes", "count", "size"))
-        return cls(nodes=tuple(p.node_set(mm["nodes"], f"{w}.nodes")), count=p.v.whole(mm["count"], f"{w}.count"),
-                   size=p.v.whole(mm.get("size", 8), f"{w}.size", minimum=1))
+    nodes: tuple[str, ...] = arg("nodes", "node and pool names", ref("nodeSet"), read_nodes)
+    count: int = arg("count", "exactly this many", whole(), lambda p, x, w: p.v.whole(x, w))
+    size: int = arg("size", "GPUs of a whole node (default 8)", whole(1), lambda p, x, w: p.v.whole(x, w, minimum=1),
+                    default=8)
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         whole = r.cluster.whole_free_nodes(self.nodes, self.size)

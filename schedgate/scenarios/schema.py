@@ -184,7 +184,8 @@ def _outcome(name: str) -> Schema:
     attempt, doc, where = outcome_attempt(name), _doc(OUTCOMES[name].parse), f"{W}.expect.{name}"
     shapes: list[Schema] = [s for value, s in ((True, {"const": True}), (None, {"type": "null"}),
                                                (_NODE, ref("nodeSet"))) if _error(attempt, value) is None]
-    shapes += [_object(name, attempt, where)] if allowed_fields(attempt, where) is not None else []
+    shapes += [_object(name, attempt, where, props=_declared(OUTCOMES[name].parse))] \
+        if allowed_fields(attempt, where) is not None else []
     shapes = shapes or [dict(TYPES[f"expect.{name}"])]  # a mapping of the scenario's own keys (node sets)
     return {**({"description": doc} if doc else {}), **(shapes[0] if len(shapes) == 1 else {"anyOf": shapes})}
 
