@@ -20,6 +20,7 @@ help:
 	@echo "make e2e       run the scenario suite against the profile under test (kind if Docker answers, else local)"
 	@echo "make e2e-kind  the same suite on kind (starts Docker; builds the node image the first time)"
 	@echo "make test      Go and Python unit tests, then the scenario suite"
+	@echo "make unit      the unit tests by layer (tests/unit/), without those marked live"
 	@echo "make repro SCENARIO=FILE   run one scenario file; artifacts and placement.html under artifacts/"
 	@echo "make mutants   run the suite against each broken scheduler in clusters/mutants"
 	@echo "make bench     print start-up, suite and bind-latency figures"
@@ -76,7 +77,7 @@ repro: tools
 	$(PY) -m schedgate repro $(SCENARIO) $(ARGS)
 
 unit: venv
-	$(PYTEST) tests $(ARGS)
+	$(PYTEST) tests/unit -m 'not live' $(ARGS)
 
 # A Docker engine lets the kind bad-input tests run; without one they are skipped, nothing fails.
 test: tools browser

@@ -2,7 +2,7 @@
 :data:`schedgate.scenarios.template.POD_FIELDS`, ``docs/reference/steps.md`` from the scenario file's JSON
 Schema (each step's and outcome's fields, their types, and the meanings steps declare,
 :mod:`schedgate.scenarios.declare`). ``schedgate schema --write`` writes them beside the JSON Schemas;
-``tests/test_schema.py`` fails when a page is not what the declarations make now."""
+``tests/unit/scenarios/test_schema.py`` fails when a page is not what the declarations make now."""
 
 from __future__ import annotations
 

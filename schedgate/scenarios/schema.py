@@ -167,7 +167,7 @@ def _object(context: str, attempt: Attempt | None = None, where: str = "", doc: 
     those it requires, and its rules."""
     out: Schema = {"type": ["object", "null"] if nullable else "object", **({"description": doc} if doc else {})}
     allowed = allowed_fields(attempt, where) if attempt else allowed
-    if allowed is None:  # the loader declares no fields here: any mapping (tests/test_schema.py forbids it)
+    if allowed is None:  # the loader declares no fields here: any mapping (test_schema.py forbids it)
         return out
     fields = [f for f in allowed if f not in REFUSED.get(context, ())]
     required = required_fields(attempt, where) if attempt else ()

@@ -24,7 +24,7 @@ from referencing import Registry, Resource
 
 from schedgate.spec.validate import Validator, kind_of
 
-API_SCHEMA = "1.37"  # the pinned minor (go/go.mod); tests/test_manifest.py checks they agree
+API_SCHEMA = "1.37"  # the pinned minor (go/go.mod); tests/unit/scenarios/test_manifest.py checks they agree
 # Lists of containers are merged by name, as a strategic merge patch would (the rest replace).
 _BY_NAME = ("containers", "initContainers")
 

@@ -38,7 +38,7 @@ EXTENDER_PLACEHOLDER = "schedgate:extender"
 # 4 s), so a restart does not cost the schedulers their lease. A configuration that sets any of them
 # keeps all of its own (the slow-lease mutant does).
 LEASE_TIMING = {"leaseDuration": "8s", "renewDeadline": "6s", "retryPeriod": "1s"}
-# kube-scheduler's own plugins at the pin (pkg/scheduler/framework/plugins/names; tests/test_perf.py
+# kube-scheduler's own plugins at the pin (pkg/scheduler/framework/plugins/names; tests/unit/perf/test_perf.py
 # checks the list against the Go module): what a baseline keeps of a profile.
 IN_TREE_PLUGINS = frozenset({
     "PrioritySort", "DefaultBinder", "DefaultPreemption", "DynamicResources", "GangScheduling", "ImageLocality",

@@ -1,0 +1,89 @@
+"""schedgate as a wheel in someone else's repository: built, installed into a fresh venv, and a user's own
+scenario file and Python scenario run from outside this checkout, against the shipped defaults."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SCENARIO = """\
+apiVersion: schedgate.io/v1alpha1
+kind: Scenario
+name: my-gpu-pod-needs-the-network
+cluster: clusters/inference.yaml                     # not in this repository: the definition shipped
+scheduler: clusters/profiles/gpu-packing-scheduler.yaml
+templates:
+  infer: {gpus: 1, cpu: 4, memory: 32Gi, scheduler: gpu-packing-scheduler,
+          requireLabels: {infra.example.com/high-speed-network: "true"}}
+steps:
+  - createPods: {template: infer, name: infer}
+  - expect: {pods: infer, scheduledOn: [gpu-net]}
+"""
+
+PYTHON_SCENARIO = """\
+from schedgate import scheduled_on, wait_for
+from schedgate.workloads.gpu import gpu_pod
+
+
+def test_my_gpu_pod_lands_on_a_network_node(cluster, ns):
+    pod = wait_for(gpu_pod("mine").create(ns), scheduled_on(cluster.pool("gpu-net"),
+                                                            never=cluster.nodes_except("gpu-net")))
+    assert pod.node_name in cluster.pool("gpu-net")
+"""
+
+
+def run(*argv: str | Path, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return subprocess.run([str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dist = tmp_path_factory.mktemp("dist")
+    built = run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, ROOT, cwd=dist)
+    assert built.returncode == 0, built.stderr[-2000:]
+    [found] = dist.glob("schedgate-*.whl")
+    return found
+
+
+def test_the_wheel_runs_a_users_scenarios_with_no_checkout(tmp_path, wheel):
+    venv = tmp_path / "venv"
+    assert run(sys.executable, "-m", "venv", venv, cwd=tmp_path).returncode == 0
+    installed = run(venv / "bin" / "pip", "install", "-q", wheel, cwd=tmp_path)
+    assert installed.returncode == 0, installed.stderr[-2000:]
+
+    repo = tmp_path / "my-repo"
+    repo.mkdir()
+    (repo / "pytest.ini").write_text("[pytest]\n")  # their own rootdir: nothing of this checkout around
+    (repo / "my.scenario.yaml").write_text(SCENARIO)
+    (repo / "test_mine.py").write_text(PYTHON_SCENARIO)
+    where = run(venv / "bin" / "python", "-c", "import schedgate, schedgate.spec.shipped as s; "
+                "print(schedgate.__file__); print(s.ROOT)", cwd=repo)
+    module, shipped = where.stdout.split()
+    assert module.startswith(str(venv)) and shipped.startswith(str(venv)), where.stdout + where.stderr
+
+    check = run(venv / "bin" / "schedgate", "check", "my.scenario.yaml", cwd=repo)
+    assert check.returncode == 0 and "my.scenario.yaml: ok" in check.stdout, check.stdout + check.stderr
+    suite = run(venv / "bin" / "pytest", "-p", "no:cacheprovider", "-q", "--provider", "local", cwd=repo)
+    assert suite.returncode == 0, suite.stdout[-4000:] + suite.stderr[-2000:]
+    assert "2 passed" in suite.stdout, suite.stdout[-2000:]
+
+
+def test_init_writes_a_repository_whose_two_commands_pass(tmp_path, wheel):
+    """`schedgate init` in an empty folder, then its README's two commands (schedgate from the wheel)."""
+    repo = tmp_path / "new-repo"
+    made = run(sys.executable, "-m", "schedgate", "init", repo, "--schedgate", wheel, cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    again = run(sys.executable, "-m", "schedgate", "init", repo, cwd=tmp_path)
+    assert again.returncode == 2 and again.stderr.count("\n") == 1 and "exists" in again.stderr, again.stderr
+    e2e = run("make", "e2e", cwd=repo)
+    assert e2e.returncode == 0, e2e.stdout[-4000:] + e2e.stderr[-2000:]
+    assert "3 passed" in e2e.stdout, e2e.stdout[-2000:]
+    test = run("make", "test", cwd=repo)
+    assert test.returncode == 0 and "3 passed" in test.stdout, test.stdout[-4000:]

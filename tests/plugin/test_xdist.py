@@ -1,0 +1,155 @@
+"""pytest -n: the summary is written on xdist's controller from what the workers' reports and
+workeroutput carried; scenario files on one extra cluster share a worker; the existing provider refuses
+workers; long work says where it is, past pytest's capture."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from test_plugin import ROOT, pytest_in
+
+from schedgate.pytest_plugin.distribute import cluster_scope
+from schedgate.pytest_plugin.gather import ADMISSION, ARTIFACTS, TIMINGS, Gathered, StartFacts
+from schedgate.pytest_plugin.options import asked_for
+from schedgate.runtime.progress import log, ticking
+
+
+def test_figures_of_tests_on_two_workers_reach_the_controllers_summary(tmp_path: Path) -> None:
+    (tmp_path / "test_two.py").write_text(
+        "import pytest\n\n@pytest.mark.parametrize('n', range(4))\n"
+        "def test_measures(report, n):\n    report.figure(f'figure {n}', n, 's')\n")
+    out = pytest_in(tmp_path, "-n", "2", "-q")
+    assert out.returncode == 0, out.stdout + out.stderr
+    summary = out.stdout[out.stdout.index("schedgate figures"):]
+    for n in range(4):
+        assert f"test_measures[{n}] :: figure {n}" in summary, out.stdout
+
+
+def test_rows_and_cluster_starts_travel_on_reports_and_workeroutput() -> None:
+    g = Gathered()
+    report = SimpleNamespace(when="call", nodeid="e2e/test_x.py::test_y")
+    setattr(report, TIMINGS, (3, 3, "0.050", "0.070", 1, "-"))
+    setattr(report, ADMISSION, ("2", "0.040", "0.050", "0", "-", "-"))
+    setattr(report, ARTIFACTS, ["artifacts/e2e.test_x.py--test_y"])
+    g.pytest_runtest_logreport(report)  # type: ignore[arg-type]
+    g.pytest_runtest_logreport(SimpleNamespace(when="setup", nodeid="e2e/test_x.py::test_z"))  # type: ignore[arg-type]
+    facts = StartFacts(worker="gw1", total=5.5, reaped=[], kubeconfig="k", run_dir="r", alive=False)
+    g.pytest_testnodedown(SimpleNamespace(workeroutput={"schedgate_started": facts.__dict__}), None)
+    g.pytest_testnodedown(SimpleNamespace(workeroutput={}), None)  # a worker that started no cluster
+    assert g.timings == [("e2e/test_x.py::test_y", (3, 3, "0.050", "0.070", 1, "-"))]
+    assert g.admissions == [("e2e/test_x.py::test_y", ("2", "0.040", "0.050", "0", "-", "-"))]
+    assert g.artifacts == ["artifacts/e2e.test_x.py--test_y"]
+    assert g.starts == [facts]
+
+
+def test_scenario_files_on_one_extra_cluster_are_one_work_unit_and_run_one_after_another(
+        pytestconfig: pytest.Config) -> None:
+    if not asked_for(pytestconfig):
+        pytest.skip("needs a schedgate session (make test passes --provider local)")
+    conformance = [cluster_scope(pytestconfig, f"e2e/conformance/{name}.scenario.yaml")
+                   for name in ("fit-cpu-equal-edge-fits", "spread-no-node-satisfies",
+                                "taint-effect-mismatch-unschedulable")]
+    assert conformance[0] and conformance.count(conformance[0]) == 3, conformance
+    racks = cluster_scope(pytestconfig, "e2e/scenarios/spread-racks-hard.scenario.yaml")
+    assert racks and racks != conformance[0]
+    assert cluster_scope(pytestconfig, "e2e/scenarios/spread-racks-soft.scenario.yaml") == racks
+    pool = [cluster_scope(pytestconfig, f"e2e/scenarios/{name}.scenario.yaml")  # the pool role's cluster
+            for name in ("pool-tenant-pools", "pool-gpu-capacity", "pool-node-gone", "two-schedulers-one-node")]
+    assert pool[0] and pool.count(pool[0]) == 4 and pool[0] not in (racks, conformance[0]), pool
+    # A definition with feature gates or a node agent starts a control plane of its own: replacing the nodes of
+    # another would keep that one's flags and processes.
+    gated = cluster_scope(pytestconfig, "e2e/scenarios/native-podgroup-gang.scenario.yaml")
+    live = [cluster_scope(pytestconfig, f"e2e/scenarios/live-{name}.scenario.yaml")
+            for name in ("deployment-ready", "graceful-preemption", "node-unreachable")]
+    assert live[0] and live.count(live[0]) == 3 and len({gated, live[0], racks, pool[0], conformance[0]}) == 5
+    assert cluster_scope(pytestconfig, "e2e/scenarios/cache-changes.scenario.yaml") is None  # the session's
+    assert cluster_scope(pytestconfig, "e2e/test_gangs.py") is None
+    # In a run without -n: the files of each extra cluster one after another, in collection order.
+    serial = pytest_in(ROOT, "e2e/scenarios", "e2e/conformance", "--collect-only", "-q", "--provider", "local")
+    listed = [x.split("::")[0] for x in serial.stdout.splitlines() if "::" in x]
+    scopes = [cluster_scope(pytestconfig, x) for x in listed]
+    runs = [s for i, s in enumerate(scopes) if s and (i == 0 or scopes[i - 1] != s)]
+    assert len(runs) == len(set(runs)) == 5, list(zip(listed, scopes, strict=True))
+
+
+def test_the_existing_provider_refuses_workers(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text("apiVersion: v1\nkind: Config\n")
+    out = pytest_in(ROOT, "e2e/scenarios", "-n", "2", "-q", "--provider", "existing", "--kubeconfig", str(kubeconfig))
+    assert out.returncode == 4, out.stdout + out.stderr
+    assert "--provider existing with pytest -n" in out.stderr
+
+
+def test_a_long_phase_ticks_with_what_is_left_and_says_when_it_stalls(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if getattr(record, "live", False):
+                lines.append(record.getMessage())
+
+    handler = Keep()
+    monkeypatch.setattr(log, "handlers", [])  # this run's own live lines are not what is tested
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    done = [0]
+    step = threading.Event()
+    try:
+        with ticking("building", lambda: f"{done[0]} of 3 done", every=0.2, stall=0.5):
+            for _ in range(3):
+                step.wait(0.25)
+                done[0] += 1
+            step.wait(1.0)  # no progress: the lines must say so
+    finally:
+        log.removeHandler(handler)
+    assert lines and all(line.startswith("building: ") for line in lines), lines
+    assert any("of 3 done" in line and "no progress" not in line for line in lines), lines
+    assert "no progress for" in lines[-1] and "3 of 3 done" in lines[-1], lines
+
+
+def test_a_phase_without_status_only_counts_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    handler = Keep()
+    monkeypatch.setattr(log, "handlers", [])  # this run's own live lines are not what is tested
+    log.addHandler(handler)
+    try:
+        with ticking("kind: cluster created", None, every=0.1, stall=0.1):
+            threading.Event().wait(0.35)
+    finally:
+        log.removeHandler(handler)
+    assert lines and all(line.startswith("kind: cluster created: ") and "so far" in line for line in lines)
+    assert not any("no progress" in line for line in lines)  # without a status it cannot tell a stall
+
+
+def test_an_exclusive_test_runs_with_no_other_test_beside_it(tmp_path: Path) -> None:
+    # Each test logs its interval (one clock for all processes); the exclusive one must overlap none.
+    log_file = tmp_path / "intervals"
+    (tmp_path / "test_turns.py").write_text(
+        "import os, threading, time, pytest\n\n"
+        "def _hold(name):\n"
+        "    start = time.monotonic()\n"
+        "    threading.Event().wait(0.3)  # work of its own, long enough to overlap a test beside it\n"
+        f"    with open({str(log_file)!r}, 'a') as f:\n"
+        "        f.write(f'{name} {start} {time.monotonic()}\\n')\n\n"
+        "@pytest.mark.parametrize('n', range(3))\n"
+        "def test_before(n):\n    _hold(f'before{n}')\n\n"
+        "@pytest.mark.schedgate_exclusive\n"
+        "def test_alone():\n    _hold('alone')\n\n"
+        "@pytest.mark.parametrize('n', range(3))\n"
+        "def test_after(n):\n    _hold(f'after{n}')\n")
+    out = pytest_in(tmp_path, "-n", "2", "-q", "-p", "no:randomly")
+    assert out.returncode == 0, out.stdout + out.stderr
+    spans = {name: (float(a), float(b)) for name, a, b in (x.split() for x in log_file.read_text().splitlines())}
+    assert len(spans) == 7
+    a0, a1 = spans.pop("alone")
+    beside = [n for n, (s0, s1) in spans.items() if s0 < a1 and a0 < s1]
+    assert beside == [], f"ran beside the exclusive test: {beside}"

@@ -1,0 +1,201 @@
+"""The kind provider's pure parts, and what it relies on in pytest-kubernetes (no Docker needed)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+
+from schedgate.providers.base import resource_scale
+from schedgate.providers.kind.config import (
+    cluster_name,
+    definition_digest,
+    kind_config,
+    kind_error,
+    kubelet_may_set,
+)
+from schedgate.providers.kind.dra import driver_objects
+from schedgate.spec.cluster import load_definition, parse_definition
+from schedgate.spec.quantity import parse_quantity, scaled
+
+ROOT = Path(__file__).resolve().parents[3]
+INFERENCE = load_definition(ROOT / "clusters" / "inference.yaml")
+
+
+def test_one_worker_per_defined_node_registered_under_its_name_with_labels_and_taints():
+    cfg = kind_config(INFERENCE, "schedgate-inference", "schedgate/kind-node:x", cgroup_v1=True)
+    assert cfg["name"] == "schedgate-inference"
+    cp, *workers = cfg["nodes"]
+    assert cp["role"] == "control-plane"
+    assert len(workers) == len(INFERENCE.nodes()) == 9
+    by_name = {}
+    for w in workers:
+        [patch] = w["kubeadmConfigPatches"]
+        join = yaml.safe_load(patch)
+        assert join["kind"] == "JoinConfiguration"
+        by_name[join["nodeRegistration"]["name"]] = (w, join["nodeRegistration"])
+    train, reg = by_name["train-1"]
+    assert train["labels"]["infra.example.com/high-speed-network"] == "true"
+    assert reg["taints"] == [{"key": "schedgate.io/dedicated", "effect": "NoSchedule", "value": "training"}]
+    plain, reg = by_name["gpu-plain-1"]
+    assert "infra.example.com/high-speed-network" not in plain["labels"] and "taints" not in reg
+    assert all("kubernetes.io/hostname" not in w["labels"] for w in workers)
+    # cgroup v1 hosts: Kubernetes 1.35+ refuses v1 unless told otherwise.
+    assert yaml.safe_load(cfg["kubeadmConfigPatches"][0]) == {"kind": "KubeletConfiguration", "failCgroupV1": False}
+    assert "kubeadmConfigPatches" not in kind_config(INFERENCE, "n", "i", cgroup_v1=False)
+
+
+@pytest.mark.parametrize("key, allowed", [
+    ("infra.example.com/high-speed-network", True),
+    ("topology.kubernetes.io/zone", True),
+    ("node.kubernetes.io/instance-type", True),
+    ("kubelet.kubernetes.io/anything", True),
+    ("team.node.kubernetes.io/x", True),
+    ("node-role.kubernetes.io/gpu", False),
+    ("kubernetes.io/role", False),
+    ("example.k8s.io/x", False),
+])
+def test_labels_a_kubelet_may_set_on_itself_follow_the_kubelets_own_rule(key, allowed):
+    assert kubelet_may_set(key) is allowed
+
+
+def test_labels_a_kubelet_would_refuse_stay_out_of_the_kind_config_and_are_set_through_the_api():
+    doc = yaml.safe_load((ROOT / "clusters" / "inference.yaml").read_text())
+    doc["pools"][0]["labels"]["node-role.kubernetes.io/gpu"] = ""
+    cfg = kind_config(parse_definition(doc), "n", "i", cgroup_v1=False)
+    labels = [w["labels"] for w in cfg["nodes"][1:]]
+    # A kubelet given node-role.kubernetes.io/... in --node-labels refuses to start.
+    assert all("node-role.kubernetes.io/gpu" not in lab for lab in labels)
+    assert sum("infra.example.com/high-speed-network" in lab for lab in labels) == 5
+
+
+def test_the_reuse_digest_changes_with_the_definition_and_the_image():
+    doc = yaml.safe_load((ROOT / "clusters" / "inference.yaml").read_text())
+    doc["pools"][0]["labels"]["extra"] = "x"
+    other = parse_definition(doc)
+    a = definition_digest(INFERENCE, "sha256:1")
+    assert a == definition_digest(INFERENCE, "sha256:1")
+    assert a != definition_digest(INFERENCE, "sha256:2")
+    assert a != definition_digest(other, "sha256:1")
+    assert cluster_name(INFERENCE) == "schedgate-inference"
+
+
+def test_requests_scale_by_real_over_defined_size():
+    real = {"cpu": 2.0, "memory": 24 * 2.0**30}
+    scale = resource_scale(INFERENCE, real)
+    assert scale["cpu"] == pytest.approx(2 / 64)
+    assert scale["memory"] == pytest.approx(24 / 512)
+    # A 32-core, 256Gi training pod takes half a real node, as it takes half a defined one.
+    assert parse_quantity(scaled("32", scale["cpu"], "cpu")) == pytest.approx(1.0)
+    assert parse_quantity(scaled("256Gi", scale["memory"], "memory")) == pytest.approx(12 * 2.0**30, rel=1e-6)
+    assert scaled("0", scale["cpu"], "cpu") == "1m"
+    # Nodes as large as defined: nothing is scaled.
+    assert resource_scale(INFERENCE, {"cpu": 64.0, "memory": 512 * 2.0**30}) == {}
+
+
+@pytest.mark.parametrize("text, value", [("500m", 0.5), ("64", 64), ("512Gi", 512 * 2**30), ("1k", 1000),
+                                         ("0.25", 0.25)])
+def test_quantities(text, value):
+    assert parse_quantity(text) == pytest.approx(value)
+
+
+def test_pytest_kubernetes_create_with_a_config_passes_config_and_kubeconfig_but_no_name_or_image(tmp_path):
+    """Pins what schedgate relies on in pytest-kubernetes 0.9, through its public create and delete: the
+    cluster name comes from our config (which therefore names the cluster and every node's image), the
+    kubeconfig goes where we say, and kind and kubectl are the host's (its PATH, not os.environ's)."""
+    from pytest_kubernetes.options import ClusterOptions
+
+    from schedgate.providers.kind.host import Host, KindManager
+
+    log, made = tmp_path / "kind.args", tmp_path / "made"
+    for name, body in {"kind": f'echo "$@" >> {log}\n[ "$1" = create ] && touch {made}\nexit 0\n',
+                       # the readiness kubectl asks: /readyz, then the default ServiceAccount, once kind made it
+                       "kubectl": f'[ -e {made} ] || exit 1\ncase "$*" in *readyz*) echo ok;; '
+                                  '*) echo \'{"kind": "ServiceAccount"}\';; esac\n'}.items():
+        (tmp_path / name).write_text(f"#!/bin/sh\n{body}")
+        (tmp_path / name).chmod(0o755)
+    host = Host(env={"PATH": f"{tmp_path}:/usr/bin:/bin"})
+    cfg = tmp_path / "cluster.yaml"
+    cfg.write_text(yaml.safe_dump({"kind": "Cluster", "name": "schedgate-x", "nodes": [{"role": "control-plane"}]}))
+    mgr = KindManager(host, cfg, tmp_path / "kc")
+    assert mgr.cluster_name == "schedgate-x"
+    (tmp_path / "kc").write_text("kubeconfig")  # kind writes it; the readiness check reads it
+    mgr.create(ClusterOptions(kubeconfig_path=tmp_path / "kc", provider_config=cfg), timeout=5)
+    args = log.read_text().split()
+    assert args[:2] == ["create", "cluster"]
+    assert args[args.index("--config") + 1] == str(cfg)
+    assert args[args.index("--kubeconfig") + 1] == str(tmp_path / "kc")
+    assert "--name" not in args and "--image" not in args
+    assert "PATH" not in os.environ or str(tmp_path) not in os.environ["PATH"]  # this process's is untouched
+    # Its delete passes --name but no --kubeconfig: schedgate deletes clusters itself (Host.delete_cluster).
+    log.unlink()
+    mgr.delete()
+    assert log.read_text().split() == ["delete", "cluster", "--name", "schedgate-x"]
+
+
+def test_kinds_error_is_its_error_line_with_the_failed_commands_own_output():
+    err = """Creating cluster "x" ...
+ \u2717 Preparing nodes
+ERROR: failed to create cluster: command "docker run --name x-control-plane --hostname x-control-plane \
+--label a=b img" failed with error: exit status 125
+
+Command Output: docker: Error response from daemon: No command specified
+
+Run 'docker run --help' for more information"""
+    assert kind_error(err) == ('ERROR: failed to create cluster: command "docker run --name x-control-plane --host..." '
+                               "failed with error: exit status 125; Command Output: docker: Error response from "
+                               "daemon: No command specified")
+    assert kind_error("just one line\n") == "just one line"
+
+
+def test_the_kind_lifecycle_runs_argument_lists_with_the_hosts_own_path_and_leaves_the_environment_alone(tmp_path):
+    """schedgate's KindManager keeps pytest-kubernetes' create (options, kubeconfig, create-then-ready) but runs
+    every command as an argument list with the host's PATH: a config path with a space and a quote works (a
+    shell string breaks on it), and this process's os.environ is never changed."""
+    from schedgate.providers.kind.host import Host, KindManager
+
+    bin_dir = tmp_path / "node tools"
+    bin_dir.mkdir()
+    calls = tmp_path / "calls"
+    (bin_dir / "kind").write_text(
+        f"#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> '{calls}'\necho PATH=$PATH >> '{calls}'\n"
+        "while [ $# -gt 0 ]; do [ \"$1\" = --kubeconfig ] && echo 'apiVersion: v1' > \"$2\"; shift; done\n")
+    (bin_dir / "kubectl").write_text("#!/bin/sh\ncase \"$*\" in *readyz*) echo ok;; "
+                                     "*) echo '{\"kind\": \"ServiceAccount\"}';; esac\n")
+    for f in bin_dir.iterdir():
+        f.chmod(0o755)
+    before = dict(os.environ)
+    host = Host(env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    cfg = tmp_path / "my cluster's config.yaml"
+    cfg.write_text(yaml.safe_dump({"kind": "Cluster", "name": "schedgate-x", "nodes": [{"role": "control-plane"}]}))
+    kubeconfig = tmp_path / "kc"
+    mgr = KindManager(host, cfg, kubeconfig)
+    assert mgr.cluster_name == "schedgate-x"
+    host.create_cluster(cfg, kubeconfig)
+    args = calls.read_text().splitlines()
+    assert args[:2] == ["create", "cluster"]
+    assert args[args.index("--config") + 1] == str(cfg)
+    assert args[args.index("--kubeconfig") + 1] == str(kubeconfig)
+    assert "--name" not in args and "--image" not in args
+    assert any(a.startswith(f"PATH={bin_dir}:") for a in args)
+    assert dict(os.environ) == before
+
+
+def test_the_dra_driver_runs_the_given_image_on_every_kubelet_but_the_control_plane_and_sync_node():
+    objs = {o["kind"]: o for o in driver_objects("schedgate/schedgate-dra-plugin:abc")}
+    assert set(objs) == {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "DaemonSet"}
+    pod = objs["DaemonSet"]["spec"]["template"]["spec"]
+    [c] = pod["containers"]
+    assert (c["image"], c["imagePullPolicy"]) == ("schedgate/schedgate-dra-plugin:abc", "Never")  # nothing pulled
+    assert {m["mountPath"] for m in c["volumeMounts"]} == {
+        "/var/lib/kubelet/plugins_registry", "/var/lib/kubelet/plugins", "/var/run/cdi"}
+    assert pod["tolerations"] == [{"operator": "Exists"}]
+    [term] = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+    assert {(e["key"], e["operator"]) for e in term["matchExpressions"]} == {
+        ("node-role.kubernetes.io/control-plane", "DoesNotExist"), ("schedgate.io/sync", "DoesNotExist")}
+    rules = {(r["apiGroups"][0], r["resources"][0]): set(r["verbs"]) for r in objs["ClusterRole"]["rules"]}
+    assert {"create", "update", "delete"} <= rules[("resource.k8s.io", "resourceslices")]
+    assert rules[("resource.k8s.io", "resourceclaims")] == {"get", "list", "watch"}  # reads claims only
+    assert rules[("", "configmaps")] == {"get", "list", "watch"}

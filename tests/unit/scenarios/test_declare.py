@@ -1,0 +1,96 @@
+"""Steps declared on their dataclass (scenarios.declare): one class is the step's parsing, its one-line
+refusals, its JSON Schema and its reference entry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from schedgate.errors import DefinitionError
+from schedgate.scenarios import reference, schema
+from schedgate.scenarios.declare import Declared, arg, read_nodes
+from schedgate.scenarios.jsontypes import ref, whole
+from schedgate.scenarios.load import load_scenario
+from schedgate.scenarios.run import Run
+from schedgate.scenarios.steps import STEPS, step
+
+ROOT = Path(__file__).resolve().parents[3]
+FILE = f"""\
+apiVersion: schedgate.io/v1alpha1
+kind: Scenario
+name: declared
+cluster: {ROOT}/clusters/inference.yaml
+steps:
+  - drain: {{nodes: gpu-net, within: 30}}
+"""
+
+
+@pytest.fixture
+def drain():
+    """A new step, written as a user of schedgate.scenarios.declare would: the class and nothing else."""
+
+    @step("drain")
+    @dataclass(frozen=True)
+    class Drain(Declared):
+        """Drain nodes (a made-up step for this test)."""
+
+        nodes: tuple[str, ...] = arg("nodes", "node and pool names", ref("nodeSet"), read_nodes)
+        within: int = arg("within", "seconds the drain may take", whole(1, 600),
+                          lambda p, x, w: p.v.whole(x, w, minimum=1, maximum=600), default=60)
+
+        def run(self, r: Run) -> None:
+            raise AssertionError("not run here")
+
+    yield Drain
+    del STEPS["drain"]
+
+
+def test_a_declared_step_is_parsed_from_its_class_alone(tmp_path, drain):
+    path = tmp_path / "d.scenario.yaml"
+    path.write_text(FILE)
+    action = load_scenario(path).steps[0].action
+    assert action == drain(nodes=("gpu-net-1", "gpu-net-2", "gpu-net-3", "gpu-net-4"), within=30)
+    path.write_text(FILE.replace(", within: 30", ""))
+    assert load_scenario(path).steps[0].action.within == 60  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("body, problem", [
+    ("{nodes: gpu-net, within: 0}", "steps[0].drain.within: must be a whole number from 1 to 600, got 0 (line 6)"),
+    ("{nodes: gpu-net, for: 3}", "steps[0].drain.for: unknown field (allowed: nodes, within) (line 6)"),
+    ("{within: 3}", "steps[0].drain.nodes: required field is missing (line 6)"),
+    ("{nodes: nowhere}", "steps[0].drain.nodes: unknown node or pool 'nowhere'"),
+])
+def test_a_declared_step_refuses_bad_input_in_one_line(tmp_path, drain, body, problem):
+    path = tmp_path / "d.scenario.yaml"
+    path.write_text(FILE.replace("{nodes: gpu-net, within: 30}", body))
+    with pytest.raises(DefinitionError) as e:
+        load_scenario(path)
+    assert str(e.value).startswith(f"{path}: {problem}"), str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_a_declared_step_s_schema_and_reference_come_from_its_declarations(drain):
+    body = schema.scenario_schema()["$defs"]["step"]["properties"]["drain"]
+    assert body["description"] == "Drain nodes (a made-up step for this test)."
+    assert body["required"] == ["nodes"] and body["additionalProperties"] is False
+    assert body["properties"]["within"] == {"type": "integer", "minimum": 1, "maximum": 600,
+                                           "description": "seconds the drain may take"}
+    page = reference.steps_page()
+    assert "## `drain`" in page and "| `within` | whole number 1–600 | seconds the drain may take |" in page
+
+
+def test_a_declared_outcome_reads_its_fields_and_its_schema_says_what_they_mean(tmp_path):
+    path = tmp_path / "e.scenario.yaml"
+    path.write_text(FILE.replace("  - drain: {nodes: gpu-net, within: 30}\n", """\
+  - createPods: {name: p, gpus: 1}
+  - expect: {pods: p, event: {reason: Scheduled, by: default-scheduler, type: null}}
+"""))
+    event = load_scenario(path).steps[1].action.outcome  # type: ignore[attr-defined]
+    assert (event.reason, event.by, event.message, event.type) == ("Scheduled", "default-scheduler", None, None)
+    path.write_text(path.read_text().replace("type: null", "type: Info"))
+    with pytest.raises(DefinitionError, match=r"expect\.event\.type: must be Normal or Warning, got .Info."):
+        load_scenario(path)
+    shapes = schema.scenario_schema()["$defs"]["step"]["properties"]["expect"]["properties"]["event"]
+    assert shapes["properties"]["type"]["description"] == "Normal or Warning"
