@@ -7,7 +7,10 @@ events about the pod (with their series counts) plus the one that bound it.
 scheduled→Ready needs something that runs pods: kind's kubelets, or the local
 provider's node agent. A condition's ``lastTransitionTime`` is whole seconds;
 the node agent also writes the moment in nanoseconds into its Ready condition's
-message (``AGENT_READY``), which is read first.
+message (``AGENT_READY``), which is read first. Without it (a kubelet's), the pod
+became Ready within the second the condition names, so scheduled→Ready is given
+as the most it can be, that second's end less the bind: ``<=0.541``, never a
+truncated 0.000.
 """
 
 from __future__ import annotations
@@ -41,17 +44,18 @@ class PodTiming:
     bound_at: float | None = None  # the Scheduled event (epoch seconds), when a scheduler bound it
     group: tuple[str, int] | None = None  # gang (group, minimum members)
     has_claims: bool = False       # its own ResourceClaims, or the one the scheduler made for an extended resource
+    ready_at_most: bool = False    # scheduled_to_ready is an upper bound (a Ready time in whole seconds)
 
     def row(self) -> list[str]:
         return [self.pod, self.scheduler, self.node or "-", _fmt(self.create_to_scheduled),
-                _fmt(self.scheduled_to_ready), str(self.attempts), self.state]
+                _fmt(self.scheduled_to_ready, self.ready_at_most), str(self.attempts), self.state]
 
 
 HEADER = ["pod", "scheduler", "node", "create->scheduled (s)", "scheduled->ready (s)", "attempts", "state"]
 
 
-def _fmt(v: float | None) -> str:
-    return "-" if v is None else f"{v:.3f}"
+def _fmt(v: float | None, at_most: bool = False) -> str:
+    return "-" if v is None else f"{'<=' if at_most else ''}{v:.3f}"
 
 
 def parse_time(s: str | None) -> float | None:
@@ -67,8 +71,12 @@ def ready_time(cond: dict[str, Any]) -> float | None:
     """When a True Ready condition became so: the node agent's stamp in its message, else the whole second."""
     if cond.get("status") != "True":
         return None
+    return _stamp(cond) or parse_time(cond.get("lastTransitionTime"))
+
+
+def _stamp(cond: dict[str, Any]) -> float | None:
     stamp = AGENT_READY.match(cond.get("message") or "")
-    return (parse_time(stamp.group(1)) if stamp else None) or parse_time(cond.get("lastTransitionTime"))
+    return parse_time(stamp.group(1)) if stamp else None
 
 
 def event_time(e: dict[str, Any]) -> float | None:
@@ -108,7 +116,10 @@ def pod_timings(core: Any, events_api: Any, namespace: str,
         bound_at = event_time(scheduled[-1]) if scheduled else (
             parse_time(placed.get("lastTransitionTime")) if placed.get("status") == "True" else None)
         by_scheduler = bool(scheduled) or placed.get("status") == "True"
-        ready_at = ready_time(conds.get("Ready") or {})
+        ready_cond = conds.get("Ready") or {}
+        ready_at = ready_time(ready_cond)
+        whole = ready_at is not None and _stamp(ready_cond) is None  # within the second it names
+        ready_end = ready_at + 1.0 if ready_at is not None and whole else ready_at
         node = spec.get("nodeName") or ""
         if node:
             state = "bound" if by_scheduler else "pre-bound"
@@ -117,7 +128,8 @@ def pod_timings(core: Any, events_api: Any, namespace: str,
         out.append(PodTiming(
             pod=name, scheduler=spec.get("schedulerName", ""), node=node,
             create_to_scheduled=max(0.0, bound_at - born) if bound_at and born else None,
-            scheduled_to_ready=max(0.0, ready_at - bound_at) if ready_at and bound_at else None,
+            scheduled_to_ready=max(0.0, ready_end - bound_at) if ready_end and bound_at else None,
+            ready_at_most=whole,
             attempts=failed + (1 if node and by_scheduler else 0), state=state, born=born,
             bound_at=bound_at if node and by_scheduler else None, group=group_of(p),
             has_claims=bool(spec.get("resourceClaims") or (p.get("status") or {}).get("extendedResourceClaimStatus"))))
@@ -129,9 +141,10 @@ def summary_row(timings: list[PodTiming]) -> tuple[int, int, str, str, int, str]
     lat = [t.create_to_scheduled for t in timings if t.create_to_scheduled is not None]
     med = f"{statistics.median(lat):.3f}" if lat else "-"
     top = f"{max(lat):.3f}" if lat else "-"
-    ready = [t.scheduled_to_ready for t in timings if t.scheduled_to_ready is not None]
+    ready = [t for t in timings if t.scheduled_to_ready is not None]
     return (len(timings), len(lat), med, top, max((t.attempts for t in timings), default=0),
-            f"{statistics.median(ready):.3f}" if ready else "-")
+            _fmt(statistics.median(t.scheduled_to_ready for t in ready if t.scheduled_to_ready is not None),
+                 any(t.ready_at_most for t in ready)) if ready else "-")
 
 
 def wait_bound_pods_ready(namespace: Any, timeout: float = 30.0, cut_off: Collection[str] = ()) -> str:

@@ -213,3 +213,4 @@ def test_a_deployments_pods_report_scheduled_to_ready_below_a_second_from_the_ag
     for name in ready:
         value = rows[name]["scheduled->ready (s)"]
         assert value != "-" and 0.0 <= float(value) < 1.0, rows[name]
+
