@@ -17,12 +17,13 @@ each field's type and meaning from the declaration. A new step of this kind is i
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from schedgate.scenarios.jsontypes import Schema, described
 from schedgate.scenarios.parse import Parser
+from schedgate.spec.validate import MAX_SECONDS
 
 ARG = "schedgate.arg"
 Read = Callable[[Parser, Any, str], Any]  # (the file's parse, the value, where) -> the field's value
@@ -56,7 +57,10 @@ def declared_schema(cls: type) -> dict[str, Schema]:
 
 
 class Declared:
-    """A step whose fields are all declared with :func:`arg`."""
+    """A step whose fields are all declared with :func:`arg`; ``REFUSED`` names keys it takes only to refuse
+    them, each with the reason (``wait: {seconds: 5}``: no fixed sleeps)."""
+
+    REFUSED: ClassVar[Mapping[str, str]] = {}
 
     @classmethod
     def parse(cls, p: Parser, raw: Any, w: str) -> Self:
@@ -66,8 +70,13 @@ class Declared:
     def read(cls, p: Parser, raw: Any, w: str) -> dict[str, Any]:
         """Each declared field's value, by attribute, from the mapping at ``w``."""
         args = args_of(cls)
-        m = p.v.mapping(raw, w, required=tuple(a.key for _, a in args if a.required),
-                        allowed=tuple(a.key for _, a in args))
+        keys = tuple(a.key for _, a in args)
+        if cls.REFUSED:  # before a missing field: the refused one is what the author got wrong
+            given = p.v.mapping(raw, w, allowed=(*keys, *cls.REFUSED))
+            for key, why in cls.REFUSED.items():
+                if key in given:
+                    p.v.fail(f"{w}.{key}", why)
+        m = p.v.mapping(raw, w, required=tuple(a.key for _, a in args if a.required), allowed=keys)
         cls.rule(p, m, w)
         return {name: a.read(p, m[a.key], f"{w}.{a.key}") for name, a in args if a.key in m}
 
@@ -83,6 +92,13 @@ class DeclaredOutcome(Declared):
     @classmethod
     def parse(cls, p: Parser, raw: Any, m: dict[str, Any], w: str) -> Self:  # type: ignore[override]
         return cls(**cls.read(p, raw, w))
+
+
+def read_timeout(p: Parser, raw: Any, w: str) -> float:
+    return p.v.number(raw, w, minimum=0.1, maximum=MAX_SECONDS)
+
+
+TIMEOUT: Schema = {"type": "number", "minimum": 0.1, "maximum": MAX_SECONDS}
 
 
 def read_nodes(p: Parser, raw: Any, w: str) -> tuple[str, ...]:

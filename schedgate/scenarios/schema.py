@@ -94,7 +94,11 @@ def probe_parser() -> Parser:
 
 
 def step_attempt(name: str) -> Attempt:
-    return lambda body: STEPS[name](probe_parser(), body, f"{W}.{name}")
+    def attempt(body: Any) -> object:
+        return STEPS[name](probe_parser(), body, f"{W}.{name}")
+
+    attempt.declared = getattr(STEPS[name], "__self__", None)  # type: ignore[attr-defined]
+    return attempt
 
 
 def outcome_attempt(name: str) -> Attempt:
@@ -140,6 +144,12 @@ def _doc(parse: Any) -> str | None:
     return None if not doc or doc.startswith(f"{getattr(cls, '__name__', '')}(") else _md(doc)
 
 
+def _refused_by(attempt: Attempt) -> tuple[str, ...]:
+    """The keys a declared step takes only to refuse them (its class's REFUSED)."""
+    cls = getattr(attempt, "declared", None)
+    return tuple(cls.REFUSED) if isinstance(cls, type) and issubclass(cls, Declared) else ()
+
+
 def _declared(parse: Any) -> dict[str, Schema] | None:
     """The types and meanings a step declares on its class (scenarios.declare), if it does."""
     cls = getattr(parse, "__self__", None)
@@ -169,7 +179,8 @@ def _object(context: str, attempt: Attempt | None = None, where: str = "", doc: 
     allowed = allowed_fields(attempt, where) if attempt else allowed
     if allowed is None:  # the loader declares no fields here: any mapping (test_schema.py forbids it)
         return out
-    fields = [f for f in allowed if f not in REFUSED.get(context, ())]
+    refused = (*REFUSED.get(context, ()), *(_refused_by(attempt) if attempt else ()))
+    fields = [f for f in allowed if f not in refused]
     required = required_fields(attempt, where) if attempt else ()
     out["properties"] = {f: (props or {}).get(f) or dict(TYPES.get(f"{context}.{f}") or (
         pod_schema(f) if context in POD_CONTEXTS and f in TEMPLATE_FIELDS else TYPES.get(f, {}))) for f in fields}

@@ -168,4 +168,4 @@ RULES: dict[str, Schema] = {
     "setResources": {"anyOf": [{"required": ["capacity"]}, {"required": ["allocatable"]}]},
 }
 # Fields the loader knows only to refuse them, pointing elsewhere.
-REFUSED: dict[str, tuple[str, ...]] = {"wait": ("seconds",), "stopScheduler": ("config",)}
+REFUSED: dict[str, tuple[str, ...]] = {"stopScheduler": ("config",)}  # a Declared step says its own

@@ -12,15 +12,15 @@ here, node edits in :mod:`.node_steps`, schedulers and the extender in
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from schedgate.kube.watch import Matcher, wait_for
 from schedgate.objects.matchers import bound, decided, gone, scheduling_error, unschedulable
-from schedgate.scenarios.declare import Declared, arg, read_annotations, read_pods
+from schedgate.scenarios.declare import TIMEOUT, Declared, arg, read_annotations, read_pods, read_timeout
 from schedgate.scenarios.jsontypes import ref
-from schedgate.scenarios.parse import MAX_PODS, Parser
+from schedgate.scenarios.parse import DEFAULT_TIMEOUT, MAX_PODS, Parser
 from schedgate.scenarios.run import Action, Run
 from schedgate.scenarios.template import TEMPLATE_FIELDS, Template
 from schedgate.spec.validate import short
@@ -136,25 +136,22 @@ WAIT_UNTIL: dict[str, Callable[[], Matcher]] = {
     "decided": decided, "gone": gone}
 
 
+def _until(p: Parser, raw: Any, w: str) -> str:
+    if raw not in WAIT_UNTIL:
+        p.v.fail(w, f"must be one of {', '.join(WAIT_UNTIL)}, got {short(raw)}")
+    return str(raw)
+
+
 @step("wait")
 @dataclass(frozen=True)
-class Wait:
+class Wait(Declared):
     """A sequencing wait on a positive signal (never a fixed time)."""
 
-    pods: tuple[str, ...]
-    until: str
-    timeout: float
-
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> Wait:
-        v = p.v
-        m = v.mapping(raw, w, allowed=("pods", "until", "timeout", "seconds"))
-        if "seconds" in m:
-            v.fail(f"{w}.seconds", "fixed sleeps are not supported: wait for a signal ('until') or 'expect'")
-        m = v.mapping(raw, w, required=("pods", "until"))
-        if m["until"] not in WAIT_UNTIL:
-            v.fail(f"{w}.until", f"must be one of {', '.join(WAIT_UNTIL)}, got {short(m['until'])}")
-        return cls(pods=tuple(p.pod_set(m["pods"], f"{w}.pods")), until=m["until"], timeout=p.timeout(m, w))
+    pods: tuple[str, ...] = arg("pods", "the pods to wait for", ref("podSet"), read_pods)
+    until: str = arg("until", "the signal: " + ", ".join(WAIT_UNTIL), {"enum": list(WAIT_UNTIL)}, _until)
+    timeout: float = arg("timeout", "seconds (default 30)", TIMEOUT, read_timeout, default=DEFAULT_TIMEOUT)
+    REFUSED: ClassVar[Mapping[str, str]] = {
+        "seconds": "fixed sleeps are not supported: wait for a signal ('until') or 'expect'"}
 
     def run(self, r: Run) -> None:
         r.each(list(self.pods), WAIT_UNTIL[self.until](), self.timeout)

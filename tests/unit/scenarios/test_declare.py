@@ -94,3 +94,22 @@ def test_a_declared_outcome_reads_its_fields_and_its_schema_says_what_they_mean(
         load_scenario(path)
     shapes = schema.scenario_schema()["$defs"]["step"]["properties"]["expect"]["properties"]["event"]
     assert shapes["properties"]["type"]["description"] == "Normal or Warning"
+
+
+@pytest.mark.parametrize("body, problem", [
+    ("{pods: p, until: scheduled, seconds: 5}", "steps[1].wait.seconds: fixed sleeps are not supported: wait for a "
+                                                 "signal ('until') or 'expect'"),
+    ("{seconds: 5}", "steps[1].wait.seconds: fixed sleeps are not supported"),  # before the missing fields
+    ("{pods: p}", "steps[1].wait.until: required field is missing"),
+    ("{pods: p, until: soon}", "steps[1].wait.until: must be one of scheduled, unschedulable, schedulingError, "
+                               "decided, gone, got 'soon'"),
+])
+def test_wait_refuses_a_fixed_sleep_first_then_what_is_missing_or_wrong(tmp_path, body, problem):
+    path = tmp_path / "w.scenario.yaml"
+    path.write_text(FILE.replace("  - drain: {nodes: gpu-net, within: 30}\n",
+                                 f"  - createPods: {{name: p, gpus: 1}}\n  - wait: {body}\n"))
+    with pytest.raises(DefinitionError) as e:
+        load_scenario(path)
+    assert str(e.value).startswith(f"{path}: {problem}"), str(e.value)
+    wait = schema.scenario_schema()["$defs"]["step"]["properties"]["wait"]
+    assert "seconds" not in wait["properties"] and wait["required"] == ["pods", "until"]
