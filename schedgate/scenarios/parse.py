@@ -36,6 +36,7 @@ class Parser:
     _created: set[str] = field(default_factory=set)  # the same names, for look-ups
     added: dict[str, NodeSpec] = field(default_factory=dict)  # nodes addNodes steps create, in order
     applied: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, name) -> apiVersion, by apply
+    group_members: dict[str, list[str]] = field(default_factory=dict)  # PodGroup -> the pods that name it
 
     def referenced(self, value: str) -> Path:
         """A file named relative to the scenario's folder, else to schedgate's shipped files."""
@@ -107,6 +108,15 @@ class Parser:
         """The pod ``template`` makes must be one the pinned API accepts (a ``pod:`` fragment can be wrong)."""
         if template.get("pod") is not None:
             check_manifest(self.v, template.builder("pod").obj(), f"{where}.pod")
+
+    def join_group(self, template: Template, names: list[str], where: str) -> None:
+        """Record the pods step ``where`` creates as members of their ``podGroup``, which an earlier step made."""
+        group = template.get("podGroup")
+        if group is None:
+            return
+        if ("PodGroup", group) not in self.applied:
+            self.v.fail(f"{where}.podGroup", f"no earlier createPodGroup (or apply) step made PodGroup {group!r}")
+        self.group_members.setdefault(group, []).extend(names)
 
     def template(self, raw: Any, where: str) -> Template:
         """The pod fields of a template or a ``createPods`` step (scenarios.template declares them)."""

@@ -20,6 +20,7 @@ from schedgate.scenarios.jsontypes import DNS, LABEL, STR, Schema, described, li
 from schedgate.spec.cluster import ClusterDefinition, NodeSpec
 from schedgate.spec.manifest import merged, pod_fragment
 from schedgate.spec.validate import Validator, kind_of
+from schedgate.workloads.podgroup import in_group
 
 
 class Context(Protocol):
@@ -199,6 +200,9 @@ POD_FIELDS: tuple[PodField, ...] = (
                                 "no scheduler takes it until a step removes them (patch spec.schedulingGates)",
              ref("names"), _gate_names,
              lambda b, names: b.manifest({"spec": {"schedulingGates": [{"name": n} for n in names]}})),
+    PodField("podGroup", "the PodGroup (Kubernetes' own gang, a createPodGroup step's) the pod is a member of: "
+                         "spec.schedulingGroup.podGroupName", DNS, lambda c, x, w: c.v.dns_label(x, w),
+             in_group),
     PodField("pod", "a Pod manifest fragment (metadata, spec), merged over the shorthand fields; checked against "
                     "the pinned API's schema when the file loads", {"type": "object"},
              lambda c, x, w: pod_fragment(c.v, x, w), lambda b, fragment: b.manifest(fragment), merge=merged),

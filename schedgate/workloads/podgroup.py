@@ -1,0 +1,41 @@
+"""Kubernetes' own gangs (1.37, feature ``GenericWorkload``): a ``scheduling.k8s.io/v1beta1`` PodGroup
+whose gang policy needs ``minCount`` members, and pods that name it in ``spec.schedulingGroup``. The in-tree
+GangScheduling plugin binds none of them until ``minCount`` can be placed together.
+
+::
+
+    create_pod_group(cluster, ns, "train", min_count=4)
+    pods = [in_group(gpu_pod(f"train-{i}", gpus=8), "train").create(ns) for i in range(4)]
+
+Scenario files say the same with ``createPodGroup`` and the pod field ``podGroup``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schedgate.cluster import Cluster
+from schedgate.kube.objects import Objects, Ref
+from schedgate.objects.builders import PodBuilder
+from schedgate.objects.pods import Namespace
+
+GROUP, VERSION = "scheduling.k8s.io", "v1beta1"
+API = f"{GROUP}/{VERSION}"
+FEATURE = "GenericWorkload"  # the gate that serves it (beta in 1.37, off by default)
+
+
+def pod_group(name: str, min_count: int) -> dict[str, Any]:
+    """The PodGroup manifest: a gang of at least ``min_count`` members."""
+    return {"apiVersion": API, "kind": "PodGroup", "metadata": {"name": name},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}}}
+
+
+def in_group(builder: PodBuilder, group: str) -> PodBuilder:
+    """The pod as a member of PodGroup ``group``."""
+    return builder.manifest({"spec": {"schedulingGroup": {"podGroupName": group}}})
+
+
+def create_pod_group(cluster: Cluster, ns: Namespace, name: str, min_count: int) -> Ref:
+    """Create the PodGroup in ``ns`` (it goes with the namespace)."""
+    cluster.settle()
+    return Objects(cluster.api, ns.name).create(pod_group(name, min_count))
