@@ -20,7 +20,7 @@ from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
-from schedgate.workloads.podgroup import API, FEATURE, GROUP, VERSION, pod_group
+from schedgate.workloads.podgroup import API, FEATURE, GROUP, TOPOLOGY, VERSION, pod_group
 
 SCHEDULED = "PodGroupInitiallyScheduled"  # the condition the scheduler writes on a group it tried
 
@@ -54,20 +54,35 @@ def _known_groups(p: Parser, raw: Any, w: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _topology_key(p: Parser, raw: Any, w: str) -> str:
+    key = p.v.string(raw, w)
+    p.v.label_key(key, w)
+    if p.definition.gates.on(TOPOLOGY) is not True:
+        p.v.fail(w, f"a topology key needs the {TOPOLOGY} feature: add 'requires: [{FEATURE}, {TOPOLOGY}]' "
+                    "to the file")
+    if not any(key in n.labels for n in [*p.definition.nodes(), *p.added.values()]):
+        p.v.fail(w, f"no node of cluster {p.definition.name!r} carries the label {key!r}")
+    return key
+
+
 @step("createPodGroup")
 @dataclass(frozen=True)
 class CreatePodGroup(Declared):
     """A PodGroup (Kubernetes' own gang): none of its members binds until ``minCount`` of them can, and
-    then they bind together. Pods join it with the pod field ``podGroup``; deleted after the test."""
+    then they bind together, inside one domain of ``topologyKey`` if given. Pods join it with the pod field
+    ``podGroup``; deleted after the test."""
 
     name: str = arg("name", "the group's name (a DNS label); pods name it in their podGroup field", DNS,
                     _group_name)
     min_count: int = arg("minCount", "members that must be placeable together before any binds (gang "
                                      "policy; the API's field, which a patch step may change)", whole(1, 10_000),
                          lambda p, x, w: p.v.whole(x, w, minimum=1, maximum=10_000))
+    topology_key: str | None = arg("topologyKey", "a node label (a rack's): every member lands inside one "
+                                                  "of its domains (feature TopologyAwareWorkloadScheduling)",
+                                   STR, _topology_key, default=None)
 
     def manifest(self) -> dict[str, Any]:
-        return pod_group(self.name, self.min_count)
+        return pod_group(self.name, self.min_count, self.topology_key)
 
     def run(self, r: Run) -> None:
         r.cluster.settle()

@@ -46,6 +46,8 @@ FEATURES: Mapping[str, Feature] = {
     "GenericWorkload": Feature((1, 37), "serves Workload and PodGroup in scheduling.k8s.io/v1beta1 and "
                                         "schedules a PodGroup's pods as a group", gate=True,
                                  serves=("scheduling.k8s.io/v1beta1",)),
+    "TopologyAwareWorkloadScheduling": Feature((1, 36), "places a PodGroup's members inside one domain of a "
+                                                        "topology key (needs GenericWorkload)", gate=True),
 }
 
 

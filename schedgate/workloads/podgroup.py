@@ -22,12 +22,16 @@ from schedgate.objects.pods import Namespace
 GROUP, VERSION = "scheduling.k8s.io", "v1beta1"
 API = f"{GROUP}/{VERSION}"
 FEATURE = "GenericWorkload"  # the gate that serves it (beta in 1.37, off by default)
+TOPOLOGY = "TopologyAwareWorkloadScheduling"  # the gate of a group's topology constraint (alpha in 1.37)
 
 
-def pod_group(name: str, min_count: int) -> dict[str, Any]:
-    """The PodGroup manifest: a gang of at least ``min_count`` members."""
-    return {"apiVersion": API, "kind": "PodGroup", "metadata": {"name": name},
-            "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}}}
+def pod_group(name: str, min_count: int, topology_key: str | None = None) -> dict[str, Any]:
+    """The PodGroup manifest: a gang of at least ``min_count`` members, all inside one domain of
+    ``topology_key`` (a node label such as a rack's) if given."""
+    spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": min_count}}}
+    if topology_key is not None:
+        spec["schedulingConstraints"] = {"topology": [{"key": topology_key}]}
+    return {"apiVersion": API, "kind": "PodGroup", "metadata": {"name": name}, "spec": spec}
 
 
 def in_group(builder: PodBuilder, group: str) -> PodBuilder:
@@ -35,7 +39,8 @@ def in_group(builder: PodBuilder, group: str) -> PodBuilder:
     return builder.manifest({"spec": {"schedulingGroup": {"podGroupName": group}}})
 
 
-def create_pod_group(cluster: Cluster, ns: Namespace, name: str, min_count: int) -> Ref:
+def create_pod_group(cluster: Cluster, ns: Namespace, name: str, min_count: int,
+                     topology_key: str | None = None) -> Ref:
     """Create the PodGroup in ``ns`` (it goes with the namespace)."""
     cluster.settle()
-    return Objects(cluster.api, ns.name).create(pod_group(name, min_count))
+    return Objects(cluster.api, ns.name).create(pod_group(name, min_count, topology_key))

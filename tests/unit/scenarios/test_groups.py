@@ -78,3 +78,28 @@ def test_a_group_without_the_feature_is_refused_with_what_to_write(tmp_path):
              head=HEAD.replace("requires: [GenericWorkload]\n", "").replace("workloads.yaml", "inference.yaml"))
     assert "steps[0].createPodGroup.name: a PodGroup needs the GenericWorkload feature: add 'requires: " \
            "[GenericWorkload]' to the file (line 6)" in str(e.value)
+
+
+RACKS = HEAD.replace("workloads.yaml", "racks.yaml").replace(
+    "[GenericWorkload]", "[GenericWorkload, TopologyAwareWorkloadScheduling]")
+
+
+def test_a_topology_key_is_written_as_the_groups_constraint(tmp_path):
+    create = load(tmp_path, "  - createPodGroup: {name: t, minCount: 2, topologyKey: topology.schedgate.io/rack}\n",
+                  head=RACKS).steps[0].action
+    assert create.manifest()["spec"]["schedulingConstraints"] == {"topology": [{"key": "topology.schedgate.io/rack"}]}
+
+
+@pytest.mark.parametrize("head, key, problem", [
+    (RACKS, "example.com/row", "steps[0].createPodGroup.topologyKey: no node of cluster 'racks' carries the label "
+                               "'example.com/row' (line 7)"),
+    (RACKS, "not a key", "steps[0].createPodGroup.topologyKey: "),
+    (HEAD.replace("workloads.yaml", "racks.yaml"), "topology.schedgate.io/rack",
+     "steps[0].createPodGroup.topologyKey: a topology key needs the TopologyAwareWorkloadScheduling feature: add "
+     "'requires: [GenericWorkload, TopologyAwareWorkloadScheduling]' to the file (line 7)"),
+])
+def test_a_topology_key_no_node_carries_or_without_its_feature_is_one_line(tmp_path, head, key, problem):
+    with pytest.raises(DefinitionError) as e:
+        load(tmp_path, f"  - createPodGroup: {{name: t, minCount: 2, topologyKey: {key}}}\n", head=head)
+    assert problem in str(e.value)
+    assert len(str(e.value).splitlines()) == 1
