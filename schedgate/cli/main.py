@@ -27,13 +27,13 @@ from pathlib import Path
 import pytest
 
 from schedgate.cli import matrix, mutants, snapshot
+from schedgate.cli.command import parser
 from schedgate.cli.init import init
 from schedgate.errors import SchedgateError, ToolchainError
 from schedgate.providers import read_info, start_cluster
 from schedgate.pytest_plugin.options import (
     DEFAULT_CLUSTER,
     DEFAULT_SCHEDULER_CONFIG,
-    add_cli_options,
     check_kubernetes_version,
     existing_options,
     make_request,
@@ -52,82 +52,6 @@ from schedgate.spec.cluster import load_definition
 from schedgate.spec.gates import parse_gate_option
 from schedgate.spec.schedconfig import SchedulerConfig, load_scheduler_config
 from schedgate.spec.yamlfile import read_yaml
-
-EPILOG = """\
-examples:
-  schedgate up                                   # inference cluster + gpu-packing-scheduler profile
-  export KUBECONFIG=...                          # as printed; kubectl get nodes, create pods...
-  schedgate repro e2e/scenarios/hard-constraint.scenario.yaml
-  schedgate repro my-bug.scenario.yaml --scheduler-binary ./kube-scheduler --keep-cluster
-  schedgate down --all
-
-Scenario files are described in docs/guides/scenario-files.md.
-"""
-
-
-def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
-        prog="schedgate", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
-        description="Start Kubernetes clusters with a scheduler under test, and reproduce scheduling "
-                    "situations written as scenario files.")
-    sub = ap.add_subparsers(dest="action", required=True, metavar="COMMAND")
-    up = sub.add_parser("up", help="start a cluster with the scheduler profile under test and leave it running",
-                        description="Start a cluster and leave it running. Prints the KUBECONFIG to export and "
-                                    "the command that stops it. Builds the pinned binaries first if they are "
-                                    "not built yet (several minutes the first time). The options are pytest's.")
-    add_cli_options(up)
-    sub.add_parser("status", help="list the clusters schedgate started and whether they are alive")
-    down = sub.add_parser("down", help="stop a cluster left running by 'up' or --keep-cluster")
-    which = down.add_mutually_exclusive_group(required=True)
-    which.add_argument("run_dir", nargs="?", type=Path, help="the run folder 'up' or 'status' printed")
-    which.add_argument("--all", action="store_true", help="stop every cluster schedgate started")
-    repro = sub.add_parser(
-        "repro", help="run one scenario file and keep its artifacts and placement picture",
-        description="Validate a scenario file, run it (pytest under the hood) and write its artifacts "
-                    "folder with placement.html whatever the outcome. Options after the file go to pytest "
-                    "and schedgate, e.g. --scheduler-config FILE, --scheduler-binary FILE, --keep-cluster, "
-                    "--artifacts DIR.")
-    repro.add_argument("file", type=Path, help="a *.scenario.yaml file")
-    repro.add_argument("options", nargs=argparse.REMAINDER, help="more pytest/schedgate options")
-    check = sub.add_parser("check", help="validate scenario files, cluster definitions and scheduler "
-                                         "configurations without starting anything",
-                           description="Validate files without starting a cluster: a scenario (and the scheduler "
-                                       "configuration it names), a cluster definition (kind: Cluster), a "
-                                       "KubeSchedulerConfiguration. A scheduler configuration is also run "
-                                       "through the pinned kube-scheduler's own validation (built first if it "
-                                       "is not), so check and start agree.")
-    check.add_argument("files", type=Path, nargs="+")
-    check.add_argument("--scheduler-binary", type=Path, metavar="PATH",
-                       help="the kube-scheduler that judges scheduler configurations (default: schedgate's "
-                            "build of the pin, with its plugins)")
-    check.add_argument("--no-scheduler", action="store_true",
-                       help="check the files' own fields only: do not run kube-scheduler")
-    schema = sub.add_parser("schema", help="print the JSON Schema editors complete and check scenario files with",
-                            description="Print the JSON Schema (draft 2020-12) of scenario files, or of cluster "
-                                        "definitions, generated from the loader's own fields. Both are shipped: "
-                                        "a file's header '# yaml-language-server: $schema=PATH' points an "
-                                        "editor at one (--path prints it).")
-    schema.add_argument("--kind", choices=tuple(FILES), default="scenario", help="which (default: scenario)")
-    out = schema.add_mutually_exclusive_group()
-    out.add_argument("--path", action="store_true", help="print where the shipped file is instead")
-    out.add_argument("--write", action="store_true", help="regenerate both shipped files from the loader")
-    sub.add_parser("reap", help="remove processes and folders that crashed runs left behind")
-    tools = sub.add_parser("tools", help="build or locate the pinned Kubernetes binaries (what `make tools` runs)")
-    tools.add_argument("what", choices=("build", "path", "version", "ldflags", "goflags", "pins", "kwok"), nargs="?",
-                       default="build")
-    tools.add_argument("--kubernetes-version", metavar="VERSION", help="the pin (1.36, v1.36.3) to build or name; "
-                       "default: $SCHEDGATE_KUBERNETES_VERSION, else go/go.mod's")
-    new = sub.add_parser("init", help="write a repository of your own that tests your scheduler: a cluster, a "
-                                      "profile, a scenario file, a Python scenario, a Makefile, a CI workflow")
-    new.add_argument("folder", nargs="?", type=Path, default=Path("."), help="where (default: here)")
-    new.add_argument("--schedgate", metavar="SOURCE", help="where its Makefile installs schedgate from "
-                                                           "(default: this schedgate's checkout)")
-    snapshot.add_parser(sub)
-    sub.add_parser("mutants", help="run the suite against each broken scheduler in clusters/mutants "
-                                   "(`schedgate mutants --help`)", add_help=False)
-    sub.add_parser("matrix", help="run the suite once per pinned Kubernetes minor and print one table "
-                                  "(`schedgate matrix --help`)", add_help=False)
-    return ap
 
 
 def main(argv: list[str] | None = None) -> int:

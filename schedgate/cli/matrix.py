@@ -125,16 +125,21 @@ def table(runs: list[Run]) -> list[str]:
     return lines
 
 
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="schedgate matrix", description=__doc__.split("\n\n")[0],
+                                 epilog="Arguments after -- go to pytest: `schedgate matrix -- -k gang`.")
+    ap.add_argument("--versions", help="comma-separated pins (1.35,v1.36.3); default: every pin")
+    ap.add_argument("--suite", action="append", help="scenario folder or file (repeatable; default: e2e)")
+    ap.add_argument("--out", type=Path, default=Path("artifacts/matrix"), help="junit files and artifacts")
+    return ap
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     extra: list[str] = []
     if "--" in argv:
         extra, argv = argv[argv.index("--") + 1:], argv[:argv.index("--")]
-    ap = argparse.ArgumentParser(prog="schedgate matrix", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--versions", help="comma-separated pins (1.35,v1.36.3); default: every pin")
-    ap.add_argument("--suite", action="append", help="scenario folder or file (repeatable; default: e2e)")
-    ap.add_argument("--out", type=Path, default=Path("artifacts/matrix"), help="junit files and artifacts")
-    args = ap.parse_args(argv)
+    args = parser().parse_args(argv)
     module = go_module_dir()
     try:
         chosen = ([select(module, v) for v in args.versions.split(",")] if args.versions

@@ -169,13 +169,10 @@ def runs_alone(mutant: Path) -> bool:
     return False
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    extra: list[str] = []
-    if "--" in argv:
-        extra = argv[argv.index("--") + 1:]
-        argv = argv[:argv.index("--")]
-    ap = argparse.ArgumentParser(prog="schedgate mutants", description=__doc__.split("\n\n")[0])
+def parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="schedgate mutants", description=__doc__.split("\n\n")[0],
+        epilog="Arguments after -- go to pytest: `schedgate mutants --focused -- -x`.")
     ap.add_argument("--suite", default="e2e", help="scenario folder or file (default: e2e)")
     ap.add_argument("--mutants", default=str(shipped("clusters/mutants")), help="folder of broken configurations")
     ap.add_argument("--correct", default=str(shipped("clusters/profiles/gpu-packing-scheduler.yaml")),
@@ -193,6 +190,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="end a mutant's run at the first test that catches it (what CI needs: that it is caught, "
                          "not every test that would catch it); controls and the baseline still run whole")
     ap.add_argument("-v", "--verbose", action="store_true", help="list every test that caught each mutant")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []
+    if "--" in argv:
+        extra = argv[argv.index("--") + 1:]
+        argv = argv[:argv.index("--")]
+    ap = parser()
     args = ap.parse_args(argv)
     if args.baseline_junit is not None and not args.focused:
         ap.error("--baseline-junit goes with --focused (the whole suite's baseline is the suite)")

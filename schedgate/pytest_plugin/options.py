@@ -38,13 +38,15 @@ class Option:
     choices: tuple[str, ...] | None = None
     action: str | None = None
     cli: bool = False  # also an option of `schedgate up`
+    env: str | None = None  # the environment variable that sets its default, read when the option is added
 
     @property
     def dest(self) -> str:
         return self.flag.lstrip("-").replace("-", "_")
 
     def kwargs(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"help": self.help, "default": self.default}
+        default = (os.environ.get(self.env) or self.default) if self.env else self.default
+        out: dict[str, Any] = {"help": self.help, "default": default}
         if self.action:
             out["action"] = self.action
         else:
@@ -57,7 +59,7 @@ class Option:
 OPTIONS: tuple[Option, ...] = (
     Option("--provider", "where the cluster runs: local (processes on loopback, no Docker), kind (Docker) or "
            "existing (a cluster you run: --kubeconfig). Default: $SCHEDGATE_PROVIDER, else local", choices=PROVIDERS,
-           default=os.environ.get("SCHEDGATE_PROVIDER") or None, cli=True),
+           env="SCHEDGATE_PROVIDER", cli=True),
     Option("--cluster", f"cluster definition (default: ini schedgate_cluster, else {DEFAULT_CLUSTER})",
            metavar="FILE", cli=True),
     Option("--scheduler-config", "KubeSchedulerConfiguration (or a 'profiles:' fragment) under test "
@@ -65,20 +67,25 @@ OPTIONS: tuple[Option, ...] = (
     Option("--scheduler-binary", "kube-scheduler binary under test (default: the one built from go/ at the pinned "
            "version)", metavar="FILE", cli=True),
     Option("--bin-dir", "prebuilt etcd, kube-apiserver, kube-controller-manager, kube-scheduler, schedgate-pki "
-           "(default: build them from go/ into the cache)", metavar="DIR", cli=True),
-    *(Option(r.option, f"{r.help} (default: {r.default})", metavar="FILE") for r in ROLES),
+           "(default: build them from go/ into the cache; with $KUBEBUILDER_ASSETS set, envtest's asset folder, "
+           "etcd and kube-apiserver come from there). A binary that does not report the pinned version is refused "
+           "before anything starts", metavar="DIR", cli=True),
+    *(Option(r.option, f"{r.help} (default: {r.default})"
+             + (f"; scenario files start it with startScheduler: {{config: {r.name}}}" if r.in_scenarios else ""),
+             metavar="FILE") for r in ROLES),
     Option("--artifacts", "where each test's artifacts folder goes (pods, nodes, events, logs, metrics, "
            "placement.html). Default: artifacts", metavar="DIR", default="artifacts"),
     Option("--artifacts-on", "when to write a test's artifacts (default: failure)",
            choices=("failure", "always", "never"), default="failure"),
     Option("--explain", "print each written artifacts folder's explain.txt at the end: per pod, per node, the "
-           "filter that rejected it or each score plugin's score, from the schedulers' own logs", action="store_true"),
+           "filter that rejected it or each score plugin's score, from the schedulers' own logs (also: schedgate repro "
+           "FILE --explain)", action="store_true"),
     Option("--scheduler-image", "kind: a scheduler image in the local Docker engine to load and run "
            "(default: an image made from --scheduler-binary or the pinned build)", metavar="IMAGE", cli=True),
     Option("--kubernetes-version", "the pinned Kubernetes minor or version the run builds and runs (1.36, v1.36.3: "
            "go/go.mod or go/pins/); one no pin has is refused, not silently run. Default: "
            "$SCHEDGATE_KUBERNETES_VERSION, else go/go.mod's", metavar="VERSION",
-           default=os.environ.get("SCHEDGATE_KUBERNETES_VERSION"), cli=True),
+           env="SCHEDGATE_KUBERNETES_VERSION", cli=True),
     Option("--feature-gates", "feature gates for every component of every cluster the run starts, over the "
            "definitions' own featureGates: NAME=true,NAME=false (checked against the pinned version's list)",
            metavar="GATES", cli=True),
@@ -92,7 +99,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("--scheduler-running", "existing: the scheduler under test already runs in the cluster (your own "
            "deployment, holding the lease named after its first profile); schedgate starts none",
            action="store_true", cli=True),
-    Option("--keep-cluster", "leave the cluster running after the run and print how to reach it",
+    Option("--keep-cluster", "leave the cluster running after the run; the summary prints the KUBECONFIG to export "
+           "and the command that stops it",
            action="store_true"),
     Option("--baseline-scheduler-binary", "performance scenarios: the kube-scheduler the one under test is "
            "measured against (default: the pinned build)", metavar="FILE"),
@@ -106,8 +114,9 @@ def add_options(parser: pytest.Parser) -> None:
     g = parser.getgroup("schedgate", "schedgate: scheduler end-to-end scenarios")
     for o in OPTIONS:
         g.addoption(o.flag, **o.kwargs())
-    parser.addini("schedgate_cluster", "default cluster definition file", default=None)
-    parser.addini("schedgate_scheduler_config", "default scheduler configuration file", default=None)
+    parser.addini("schedgate_cluster", "default cluster definition file (when --cluster is not given)", default=None)
+    parser.addini("schedgate_scheduler_config", "default scheduler configuration file (when --scheduler-config is "
+                  "not given)", default=None)
 
 
 def add_cli_options(ap: argparse.ArgumentParser) -> None:
@@ -147,7 +156,6 @@ def _shown(p: Path) -> str:
 
 # Options whose default is only how a run looks, not a sign that it uses schedgate.
 _PRESENTATION = ("--artifacts", "--artifacts-on", "--explain")
-_FROM_ENVIRONMENT = {"--provider": "SCHEDGATE_PROVIDER", "--kubernetes-version": "SCHEDGATE_KUBERNETES_VERSION"}
 
 
 def asked_for(config: pytest.Config) -> bool:
@@ -157,7 +165,7 @@ def asked_for(config: pytest.Config) -> bool:
         if o.flag in _PRESENTATION:
             continue
         if config.getoption(o.dest) not in (None, False) and (
-                config.getoption(o.dest) != o.default or os.environ.get(_FROM_ENVIRONMENT.get(o.flag, ""))):
+                config.getoption(o.dest) != o.default or (o.env and os.environ.get(o.env))):
             return True
     return bool(config.getini("schedgate_cluster") or config.getini("schedgate_scheduler_config"))
 

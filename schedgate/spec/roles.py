@@ -39,9 +39,11 @@ ROLES: tuple[Role, ...] = (
     Role("gang", "--gang-scheduler-config", "clusters/profiles/gang.yaml",
          "scheduler configuration enabling the Gang plugin: groups admitted whole at Permit (profile gang-scheduler)"),
     Role("pool", "--pool-scheduler-config", "clusters/profiles/pool-scheduler.yaml",
-         "the reference independent scheduler, a BlackBoxScheduler (profile pool-scheduler)", profile="pool-scheduler"),
+         "the reference independent scheduler, a BlackBoxScheduler (profile pool-scheduler): what the pool-* "
+         "scenario files run against", profile="pool-scheduler"),
     Role("conformance", "--conformance-scheduler-config", "clusters/profiles/conformance.yaml",
-         "upstream's default plugins under profile conformance-scheduler: what e2e/conformance/ runs against"),
+         "upstream's default plugins under profile conformance-scheduler, in the scheduler under test's binary: "
+         "what e2e/conformance/ runs against"),
 )
 BY_NAME = {r.name: r for r in ROLES}
 SCENARIO_ROLES = tuple(r.name for r in ROLES if r.in_scenarios)
