@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from schedgate.cli import matrix, mutants, snapshot
+from schedgate.cli import matrix, mutants, reference, snapshot
 from schedgate.cli.command import parser
 from schedgate.cli.init import init
 from schedgate.errors import SchedgateError, ToolchainError
@@ -170,7 +170,7 @@ def _check(args: argparse.Namespace) -> int:
 
 def _schema(args: argparse.Namespace) -> int:
     if args.write:
-        for path in [*write_schemas(), *write_pages()]:
+        for path in [*write_schemas(), *write_pages(), *reference.write_pages()]:
             print(f"schedgate: wrote {path}")
     elif args.path:
         print(SCHEMAS / FILES[args.kind])

@@ -17,6 +17,7 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
+from schedgate.cli import reference as cli_reference
 from schedgate.cli.main import _schema
 from schedgate.errors import DefinitionError
 from schedgate.scenarios import reference, schema
@@ -110,7 +111,7 @@ def test_the_command_prints_writes_and_locates_them(tmp_path, monkeypatch):
     assert _schema(argparse.Namespace(write=True, path=False, kind="scenario")) == 0
     for name in schema.FILES.values():
         assert (tmp_path / name).read_text() == (ROOT / "schedgate" / "schemas" / name).read_text()
-    for name in reference.PAGES:
+    for name in [*reference.PAGES, *cli_reference.PAGES]:  # and the command line's pages beside them
         assert (tmp_path / "docs" / name).read_text() == (ROOT / "docs" / "reference" / name).read_text()
 
 
