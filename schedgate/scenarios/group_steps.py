@@ -20,7 +20,7 @@ from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
-from schedgate.workloads.podgroup import API, FEATURE, GROUP, TOPOLOGY, VERSION, pod_group
+from schedgate.workloads.podgroup import API, DISRUPTION_MODES, FEATURE, GROUP, TOPOLOGY, VERSION, pod_group
 
 SCHEDULED = "PodGroupInitiallyScheduled"  # the condition the scheduler writes on a group it tried
 
@@ -65,6 +65,12 @@ def _topology_key(p: Parser, raw: Any, w: str) -> str:
     return key
 
 
+def _disruption_mode(p: Parser, raw: Any, w: str) -> str:
+    if raw not in DISRUPTION_MODES:
+        p.v.fail(w, f"must be one of {', '.join(DISRUPTION_MODES)}, got {raw!r}")
+    return str(raw)
+
+
 @step("createPodGroup")
 @dataclass(frozen=True)
 class CreatePodGroup(Declared):
@@ -80,9 +86,16 @@ class CreatePodGroup(Declared):
     topology_key: str | None = arg("topologyKey", "a node label (a rack's): every member lands inside one "
                                                   "of its domains (feature TopologyAwareWorkloadScheduling)",
                                    STR, _topology_key, default=None)
+    priority_class: str | None = arg("priorityClass", "the group's PriorityClass: its members must have the same "
+                                                      "priority (else the scheduler's SchedulerError)", DNS,
+                                     lambda p, x, w: p.v.dns_label(x, w), default=None)
+    disruption_mode: str | None = arg("disruptionMode", "All: a preemption takes every member or none; Single (the "
+                                                        "API's default): each member on its own",
+                                      {"enum": list(DISRUPTION_MODES)}, _disruption_mode, default=None)
 
     def manifest(self) -> dict[str, Any]:
-        return pod_group(self.name, self.min_count, self.topology_key)
+        return pod_group(self.name, self.min_count, self.topology_key, priority_class=self.priority_class,
+                         disruption_mode=self.disruption_mode)
 
     def run(self, r: Run) -> None:
         r.cluster.settle()

@@ -25,12 +25,22 @@ FEATURE = "GenericWorkload"  # the gate that serves it (beta in 1.37, off by def
 TOPOLOGY = "TopologyAwareWorkloadScheduling"  # the gate of a group's topology constraint (alpha in 1.37)
 
 
-def pod_group(name: str, min_count: int, topology_key: str | None = None) -> dict[str, Any]:
+DISRUPTION_MODES = ("Single", "All")
+
+
+def pod_group(name: str, min_count: int, topology_key: str | None = None, *, priority_class: str | None = None,
+              disruption_mode: str | None = None) -> dict[str, Any]:
     """The PodGroup manifest: a gang of at least ``min_count`` members, all inside one domain of
-    ``topology_key`` (a node label such as a rack's) if given."""
+    ``topology_key`` (a node label such as a rack's) if given. ``priority_class`` is the group's (its
+    members must have the same priority); ``disruption_mode`` ``All``: a preemption takes all its members
+    or none (``Single``, the API's default: each member on its own)."""
     spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": min_count}}}
     if topology_key is not None:
         spec["schedulingConstraints"] = {"topology": [{"key": topology_key}]}
+    if priority_class is not None:
+        spec["priorityClassName"] = priority_class
+    if disruption_mode is not None:
+        spec["disruptionMode"] = {disruption_mode.lower(): {}}
     return {"apiVersion": API, "kind": "PodGroup", "metadata": {"name": name}, "spec": spec}
 
 
@@ -39,8 +49,8 @@ def in_group(builder: PodBuilder, group: str) -> PodBuilder:
     return builder.manifest({"spec": {"schedulingGroup": {"podGroupName": group}}})
 
 
-def create_pod_group(cluster: Cluster, ns: Namespace, name: str, min_count: int,
-                     topology_key: str | None = None) -> Ref:
-    """Create the PodGroup in ``ns`` (it goes with the namespace)."""
+def create_pod_group(cluster: Cluster, ns: Namespace, name: str, min_count: int, topology_key: str | None = None,
+                     **fields: str) -> Ref:
+    """Create the PodGroup in ``ns`` (it goes with the namespace); ``fields``: :func:`pod_group`'s."""
     cluster.settle()
-    return Objects(cluster.api, ns.name).create(pod_group(name, min_count, topology_key))
+    return Objects(cluster.api, ns.name).create(pod_group(name, min_count, topology_key, **fields))

@@ -103,3 +103,13 @@ def test_a_topology_key_no_node_carries_or_without_its_feature_is_one_line(tmp_p
         load(tmp_path, f"  - createPodGroup: {{name: t, minCount: 2, topologyKey: {key}}}\n", head=head)
     assert problem in str(e.value)
     assert len(str(e.value).splitlines()) == 1
+
+
+def test_priority_and_disruption_mode_are_the_groups_own(tmp_path):
+    create = load(tmp_path, "  - createPodGroup: {name: a, minCount: 2, priorityClass: high, disruptionMode: All}\n"
+                  ).steps[0].action
+    spec = create.manifest()["spec"]
+    assert (spec["priorityClassName"], spec["disruptionMode"]) == ("high", {"all": {}})
+    with pytest.raises(DefinitionError) as e:
+        load(tmp_path, "  - createPodGroup: {name: a, minCount: 2, disruptionMode: all}\n")
+    assert "steps[0].createPodGroup.disruptionMode: must be one of Single, All, got 'all' (line 7)" in str(e.value)
