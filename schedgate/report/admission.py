@@ -6,9 +6,9 @@ and reservation) in PreBind: two klog times (µs) of the scheduler's log, run
 with :data:`~schedgate.objects.schedlog.LOG_FLAGS`; a scheduler that does not
 log them leaves the column empty. Gang admission runs from a group's first
 member's creation (schedgate's clock) to its last member's ``Scheduled``
-event, for each group (label ``schedgate.io/gang``) all of whose members (at
-least its minimum) were bound: it includes any wait at Permit, timeouts and
-retries.
+event, for each group (label ``schedgate.io/gang``, or a PodGroup the pod names
+in ``spec.schedulingGroup``) all of whose members (at least its minimum) were
+bound: it includes any wait at Permit, timeouts and retries.
 """
 
 from __future__ import annotations

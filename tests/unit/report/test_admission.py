@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from support import DATA
 
+from schedgate.objects.groups import group_of
 from schedgate.objects.schedlog import parse, since
 from schedgate.report.admission import admission, claim_allocations, gang_admissions
 from schedgate.report.timing import PodTiming
@@ -54,3 +55,11 @@ def test_a_test_without_claims_or_gangs_has_no_row():
     assert admission({"t": [timing("p", bound_at=101.0)]}, {}) is None
     row = admission({"t": [timing("first", bound_at=101.0, claims=True)]}, parse(LOG.splitlines()))
     assert row is not None and row.row() == ("1", "0.025", "0.025", "0", "-", "-")
+
+
+def test_a_pod_of_a_native_podgroup_is_a_gang_member_too():
+    assert group_of({"spec": {"schedulingGroup": {"podGroupName": "train"}}}) == ("PodGroup/train", 0)
+    assert group_of({"metadata": {"labels": {"schedgate.io/gang": "g", "schedgate.io/gang-min": "4"}}}) == ("g", 4)
+    assert group_of({"spec": {}}) is None
+    native = [timing(f"t-{i}", born=10.0 + i, bound_at=15.0, group=("PodGroup/train", 0)) for i in range(2)]
+    assert gang_admissions(native) == [pytest.approx(5.0)]
