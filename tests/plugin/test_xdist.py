@@ -18,15 +18,15 @@ from schedgate.pytest_plugin.options import asked_for
 from schedgate.runtime.progress import log, ticking
 
 
-def test_figures_of_tests_on_two_workers_reach_the_controllers_summary(tmp_path: Path) -> None:
-    (tmp_path / "test_two.py").write_text(
-        "import pytest\n\n@pytest.mark.parametrize('n', range(4))\n"
-        "def test_measures(report, n):\n    report.figure(f'figure {n}', n, 's')\n")
-    out = pytest_in(tmp_path, "-n", "2", "-q")
-    assert out.returncode == 0, out.stdout + out.stderr
-    summary = out.stdout[out.stdout.index("schedgate figures"):]
+def test_figures_of_tests_on_two_workers_reach_the_controllers_summary(session: pytest.Pytester) -> None:
+    session.makepyfile(test_two="import pytest\n\n@pytest.mark.parametrize('n', range(4))\n"
+                                "def test_measures(report, n):\n    report.figure(f'figure {n}', n, 's')\n")
+    out = session.runpytest_subprocess("-n", "2", "-q", "-p", "no:cacheprovider")
+    out.assert_outcomes(passed=4)
+    stdout = out.stdout.str()
+    summary = stdout[stdout.index("schedgate figures"):]
     for n in range(4):
-        assert f"test_measures[{n}] :: figure {n}" in summary, out.stdout
+        assert f"test_measures[{n}] :: figure {n}" in summary, stdout
 
 
 def test_rows_and_cluster_starts_travel_on_reports_and_workeroutput() -> None:
@@ -130,10 +130,10 @@ def test_a_phase_without_status_only_counts_time(monkeypatch: pytest.MonkeyPatch
     assert not any("no progress" in line for line in lines)  # without a status it cannot tell a stall
 
 
-def test_an_exclusive_test_runs_with_no_other_test_beside_it(tmp_path: Path) -> None:
+def test_an_exclusive_test_runs_with_no_other_test_beside_it(session: pytest.Pytester) -> None:
     # Each test logs its interval (one clock for all processes); the exclusive one must overlap none.
-    log_file = tmp_path / "intervals"
-    (tmp_path / "test_turns.py").write_text(
+    log_file = session.path / "intervals"
+    session.makepyfile(test_turns=(
         "import os, threading, time, pytest\n\n"
         "def _hold(name):\n"
         "    start = time.monotonic()\n"
@@ -145,9 +145,9 @@ def test_an_exclusive_test_runs_with_no_other_test_beside_it(tmp_path: Path) -> 
         "@pytest.mark.schedgate_exclusive\n"
         "def test_alone():\n    _hold('alone')\n\n"
         "@pytest.mark.parametrize('n', range(3))\n"
-        "def test_after(n):\n    _hold(f'after{n}')\n")
-    out = pytest_in(tmp_path, "-n", "2", "-q", "-p", "no:randomly")
-    assert out.returncode == 0, out.stdout + out.stderr
+        "def test_after(n):\n    _hold(f'after{n}')\n"))
+    out = session.runpytest_subprocess("-n", "2", "-q", "-p", "no:randomly", "-p", "no:cacheprovider")
+    out.assert_outcomes(passed=7)
     spans = {name: (float(a), float(b)) for name, a, b in (x.split() for x in log_file.read_text().splitlines())}
     assert len(spans) == 7
     a0, a1 = spans.pop("alone")
