@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from schedgate.faults.extender import Extender
+from schedgate.scenarios.declare import Declared, arg, read_string
+from schedgate.scenarios.jsontypes import CONFIG, STR
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
@@ -14,48 +17,43 @@ from schedgate.spec.schedconfig import SchedulerConfig
 from schedgate.spec.validate import MAX_SECONDS, short
 
 
-def _scheduler_target(p: Parser, raw: Any, w: str) -> tuple[str | None, str | None, SchedulerConfig | None]:
-    """(profile, role, config): exactly one of a running profile, a role, or a configuration file."""
-    v = p.v
-    m = v.mapping(raw, w, allowed=("profile", "config"))
-    if ("profile" in m) == ("config" in m):
-        v.fail(w, "needs exactly one of: profile (a running scheduler's profile), config (a file or role)")
-    if "profile" in m:
-        return v.string(m["profile"], f"{w}.profile"), None, None
-    cfg = v.string(m["config"], f"{w}.config")
-    if cfg in SCENARIO_ROLES:
-        return None, cfg, None
-    return None, None, p.config(cfg)
+def _read_config(p: Parser, raw: Any, w: str) -> str | SchedulerConfig:
+    """A role's name (SCENARIO_ROLES), else the configuration file it names, loaded."""
+    cfg = p.v.string(raw, w)
+    return cfg if cfg in SCENARIO_ROLES else p.config(cfg)
+
+
+@dataclass(frozen=True)
+class SchedulerStep(Declared):
+    """A scheduler named by exactly one of ``profile`` (a running one's) and ``config`` (a file or role)."""
+
+    profile: str | None = arg("profile", "the profile of a scheduler the run started", STR, read_string, default=None)
+    config: str | SchedulerConfig | None = arg("config", CONFIG["description"],
+                                               {**CONFIG, "examples": list(SCENARIO_ROLES)}, _read_config, default=None)
+
+    @classmethod
+    def rule(cls, p: Parser, m: dict[str, Any], w: str) -> None:
+        if ("profile" in m) == ("config" in m):
+            p.v.fail(w, "needs exactly one of: profile (a running scheduler's profile), config (a file or role)")
 
 
 @step("stopScheduler")
 @dataclass(frozen=True)
-class StopScheduler:
-    profile: str
+class StopScheduler(SchedulerStep):
+    """Stop a running scheduler (``profile``)."""
 
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> StopScheduler:
-        profile, _, _ = _scheduler_target(p, raw, w)
-        if profile is None:
-            p.v.fail(f"{w}.config", "stopScheduler takes a running scheduler's profile, not a configuration")
-        return cls(profile=profile)
+    REFUSED: ClassVar[Mapping[str, str]] = {
+        "config": "stopScheduler takes a running scheduler's profile, not a configuration"}
 
     def run(self, r: Run) -> None:
+        assert self.profile is not None  # the rule, with config refused
         r.cluster.scheduler(self.profile).stop()
 
 
 @step("startScheduler")
 @dataclass(frozen=True)
-class StartScheduler:
+class StartScheduler(SchedulerStep):
     """A stopped scheduler again (``profile``), or another one: a role or a configuration file (``config``)."""
-
-    profile: str | None
-    role: str | None
-    config: SchedulerConfig | None
-
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> StartScheduler:
-        return cls(*_scheduler_target(p, raw, w))
 
     def run(self, r: Run) -> None:
         if self.profile is not None:
@@ -63,11 +61,8 @@ class StartScheduler:
             if not proc.alive():
                 proc.start()
             return
-        r.start_scheduler(r.role_config(self.role) if self.role else self._config())
-
-    def _config(self) -> SchedulerConfig:
-        assert self.config is not None
-        return self.config
+        assert self.config is not None  # the rule
+        r.start_scheduler(r.role_config(self.config) if isinstance(self.config, str) else self.config)
 
 
 EXTENDER_KINDS = ("hard", "soft")

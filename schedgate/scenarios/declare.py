@@ -58,7 +58,9 @@ def declared_schema(cls: type) -> dict[str, Schema]:
 
 class Declared:
     """A step whose fields are all declared with :func:`arg`; ``REFUSED`` names keys it takes only to refuse
-    them, each with the reason (``wait: {seconds: 5}``: no fixed sleeps)."""
+    them, each with the reason (``wait: {seconds: 5}``: no fixed sleeps). A refused key the class does not
+    declare is refused at once; one it declares (or inherits: ``stopScheduler``'s ``config``) is read first,
+    after the rule, so a wrong value or a file that is no configuration says so as before."""
 
     REFUSED: ClassVar[Mapping[str, str]] = {}
 
@@ -71,14 +73,20 @@ class Declared:
         """Each declared field's value, by attribute, from the mapping at ``w``."""
         args = args_of(cls)
         keys = tuple(a.key for _, a in args)
-        if cls.REFUSED:  # before a missing field: the refused one is what the author got wrong
-            given = p.v.mapping(raw, w, allowed=(*keys, *cls.REFUSED))
-            for key, why in cls.REFUSED.items():
+        if early := {k: why for k, why in cls.REFUSED.items() if k not in keys}:
+            given = p.v.mapping(raw, w, allowed=(*keys, *early))  # before a missing field: the refused one
+            for key, why in early.items():                         # is what the author got wrong
                 if key in given:
                     p.v.fail(f"{w}.{key}", why)
         m = p.v.mapping(raw, w, required=tuple(a.key for _, a in args if a.required), allowed=keys)
         cls.rule(p, m, w)
-        return {name: a.read(p, m[a.key], f"{w}.{a.key}") for name, a in args if a.key in m}
+        out = {}
+        for name, a in args:
+            if a.key in m:
+                out[name] = a.read(p, m[a.key], f"{w}.{a.key}")
+                if a.key in cls.REFUSED:
+                    p.v.fail(f"{w}.{a.key}", cls.REFUSED[a.key])
+        return out
 
     @classmethod
     def rule(cls, p: Parser, m: dict[str, Any], w: str) -> None:
@@ -107,6 +115,10 @@ def read_nodes(p: Parser, raw: Any, w: str) -> tuple[str, ...]:
 
 def read_pods(p: Parser, raw: Any, w: str) -> tuple[str, ...]:
     return tuple(p.pod_set(raw, w))
+
+
+def read_string(p: Parser, raw: Any, w: str) -> str:
+    return p.v.string(raw, w)
 
 
 def read_label_key(p: Parser, raw: Any, w: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from schedgate.spec.roles import SCENARIO_ROLES
 from schedgate.spec.validate import DNS_LABEL, LABEL_VALUE
 
 Schema = dict[str, Any]
@@ -14,6 +15,7 @@ BOOL: Schema = {"type": "boolean"}
 LABEL: Schema = {"type": ["string", "number"], "pattern": LABEL_VALUE.pattern, "maxLength": 63}
 SCALAR: Schema = {"type": ["string", "number", "boolean", "null"]}
 NAMES: Schema = {"anyOf": [STR, {"type": "array", "minItems": 1, "items": STR}]}
+CONFIG: Schema = {**STR, "description": "a scheduler configuration file, or a role: " + ", ".join(SCENARIO_ROLES)}
 NODE_OR_MANIFEST: Schema = {"anyOf": [{"$ref": "#/$defs/node"}, {"type": "object", "properties": {"kind": {
     "const": "Node"}}, "required": ["kind"], "description": "a Node manifest, checked against the pinned API"}]}
 

@@ -9,8 +9,9 @@ toleration, the extender's faults), on a one-node in-memory cluster: a body with
 refusal lists the allowed fields); an empty one, adding each field reported missing (the required ones);
 each field alone, to find those that get a body past a refusal of it as a whole ("needs one of ...").
 An outcome's body is tried as ``true``, null, a node name and a mapping; templates take ``TEMPLATE_FIELDS``.
-Written here is only each field's JSON type (:data:`TYPES`), rules no probe reaches (:data:`RULES`) and
-fields named only to be refused (:data:`REFUSED`). Descriptions: the classes' docstrings (draft-07 safe).
+Written elsewhere is only each field's JSON type (:data:`TYPES`) and rules no probe reaches (:data:`RULES`);
+a declared step (:mod:`.declare`) gives its fields' types and meanings and the keys it takes only to refuse
+them (:data:`REFUSED`) on its class. Descriptions: the classes' docstrings (draft-07 safe).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from schedgate.scenarios.declare import Declared, declared_schema
 from schedgate.scenarios.jsontypes import Schema, ref
 from schedgate.scenarios.outcomes import OUTCOMES
 from schedgate.scenarios.parse import Parser
-from schedgate.scenarios.schema_types import DEFS, REFUSED, RULES, TYPES
+from schedgate.scenarios.schema_types import DEFS, RULES, TYPES
 from schedgate.scenarios.steps import STEPS
 from schedgate.scenarios.template import TEMPLATE_FIELDS, pod_schema
 from schedgate.spec import cluster as cluster_module
@@ -150,6 +151,10 @@ def _refused_by(attempt: Attempt) -> tuple[str, ...]:
     return tuple(cls.REFUSED) if isinstance(cls, type) and issubclass(cls, Declared) else ()
 
 
+# The keys each declared step takes only to refuse them, as the steps registered at import declare them.
+REFUSED: dict[str, tuple[str, ...]] = {n: r for n in STEPS if (r := _refused_by(step_attempt(n)))}
+
+
 def _declared(parse: Any) -> dict[str, Schema] | None:
     """The types and meanings a step declares on its class (scenarios.declare), if it does."""
     cls = getattr(parse, "__self__", None)
@@ -179,7 +184,7 @@ def _object(context: str, attempt: Attempt | None = None, where: str = "", doc: 
     allowed = allowed_fields(attempt, where) if attempt else allowed
     if allowed is None:  # the loader declares no fields here: any mapping (test_schema.py forbids it)
         return out
-    refused = (*REFUSED.get(context, ()), *(_refused_by(attempt) if attempt else ()))
+    refused = _refused_by(attempt) if attempt else ()
     fields = [f for f in allowed if f not in refused]
     required = required_fields(attempt, where) if attempt else ()
     out["properties"] = {f: (props or {}).get(f) or dict(TYPES.get(f"{context}.{f}") or (

@@ -1,6 +1,6 @@
 """The JSON types of scenario and cluster file fields, for :mod:`schedgate.scenarios.schema`: what the
-loader's probes cannot tell (a field's JSON type), rules no probe reaches, and fields named only to be
-refused."""
+loader's probes cannot tell (a field's JSON type) and rules no probe reaches, for the fields no step or
+outcome declares on its class (:mod:`schedgate.scenarios.declare`)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from schedgate.scenarios import load
 from schedgate.scenarios.control_steps import EXTENDER_KINDS
 from schedgate.scenarios.jsontypes import (
     BOOL,
+    CONFIG,
     DNS,
     LABEL,
     NAMES,
@@ -34,7 +35,6 @@ from schedgate.spec.features import FEATURES
 from schedgate.spec.roles import SCENARIO_ROLES
 from schedgate.spec.validate import MAX_SECONDS, TAINT_EFFECTS
 
-CONFIG: Schema = {**STR, "description": "a scheduler configuration file, or a role: " + ", ".join(SCENARIO_ROLES)}
 
 def _budget(key: str, what: str) -> Schema:
     return {"type": "object", "required": [key], "additionalProperties": False, "description": what,
@@ -87,12 +87,11 @@ TYPES: dict[str, Schema] = {
                         "description": "node or pool -> exactly this many of the pods"},
     **dict.fromkeys(BOUNDS, {"type": "number"}), "type": {"enum": ["Normal", "Warning"]},
     "message": {**STR, "description": "a regular expression"},
-    "name": STR, "key": STR, "template": STR, "profile": STR, "apiVersion": STR, "kind": STR, "reason": STR,
+    "name": STR, "key": STR, "template": STR, "apiVersion": STR, "kind": STR, "reason": STR,
     "by": STR, "scheduler": {**STR, "description": "the scheduler's name (default: default-scheduler)"},
     "node": {**STR, "description": "a node's name"},
     "createPods.name": DNS, "createPods.count": {**whole(1, MAX_PODS), "description": "1: name; N: name-1..name-N"},
     "addNodes.nodes": listing(NODE_OR_MANIFEST, 1), "extender.kind": {"enum": list(EXTENDER_KINDS)},
-    "startScheduler.config": {**CONFIG, "examples": list(SCENARIO_ROLES)},
     "metric.labels": {"type": "object", "additionalProperties": SCALAR},
     "overcommitted.node": {**STR, "description": "the node both schedulers bound to"},
     "overcommitted.resource": {**STR, "description": "a resource name (default nvidia.com/gpu)"},
@@ -167,5 +166,3 @@ RULES: dict[str, Schema] = {
     "Cluster": {"anyOf": [{"required": [k], "properties": {k: {"minItems": 1}}} for k in ("pools", "nodes")]},
     "setResources": {"anyOf": [{"required": ["capacity"]}, {"required": ["allocatable"]}]},
 }
-# Fields the loader knows only to refuse them, pointing elsewhere.
-REFUSED: dict[str, tuple[str, ...]] = {"stopScheduler": ("config",)}  # a Declared step says its own

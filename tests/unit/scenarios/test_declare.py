@@ -113,3 +113,38 @@ def test_wait_refuses_a_fixed_sleep_first_then_what_is_missing_or_wrong(tmp_path
     assert str(e.value).startswith(f"{path}: {problem}"), str(e.value)
     wait = schema.scenario_schema()["$defs"]["step"]["properties"]["wait"]
     assert "seconds" not in wait["properties"] and wait["required"] == ["pods", "until"]
+
+
+@pytest.mark.parametrize("body, problem", [
+    ("{}", "steps[0].stopScheduler: needs exactly one of: profile (a running scheduler's profile), config (a file "
+           "or role) (line 6)"),
+    ("{profile: a, config: network-slots}", "steps[0].stopScheduler: needs exactly one of"),  # the rule first
+    ("{config: network-slots}", "steps[0].stopScheduler.config: stopScheduler takes a running scheduler's "
+                                "profile, not a configuration (line 6)"),
+    ("{config: 5}", "steps[0].stopScheduler.config: must be a non-empty string, got int"),  # read, then refused
+    ("{profile: a, at: 1}", "steps[0].stopScheduler.at: unknown field (allowed: profile, config) (line 6)"),
+])
+def test_stop_scheduler_takes_a_profile_and_reads_a_config_before_refusing_it(tmp_path, body, problem):
+    path = tmp_path / "s.scenario.yaml"
+    path.write_text(FILE.replace("drain: {nodes: gpu-net, within: 30}", f"stopScheduler: {body}"))
+    with pytest.raises(DefinitionError) as e:
+        load_scenario(path)
+    assert str(e.value).startswith(f"{path}: {problem}"), str(e.value)
+    path.write_text(FILE.replace("drain: {nodes: gpu-net, within: 30}", "stopScheduler: {config: missing.yaml}"))
+    with pytest.raises(DefinitionError, match="missing.yaml: no such scheduler configuration file"):
+        load_scenario(path)  # a file that is no configuration says so, as before the step was declared
+    assert schema.REFUSED["stopScheduler"] == ("config",) and schema.REFUSED["wait"] == ("seconds",)
+    stop = schema.scenario_schema()["$defs"]["step"]["properties"]["stopScheduler"]
+    assert list(stop["properties"]) == ["profile"] and stop["required"] == ["profile"]
+
+
+def test_start_scheduler_takes_a_running_profile_a_role_or_a_file(tmp_path):
+    path = tmp_path / "s.scenario.yaml"
+    for body, profile, config in [("{profile: p}", "p", None), ("{config: network-slots}", None, "network-slots")]:
+        path.write_text(FILE.replace("drain: {nodes: gpu-net, within: 30}", f"startScheduler: {body}"))
+        action = load_scenario(path).steps[0].action
+        assert (action.profile, action.config) == (profile, config)  # type: ignore[attr-defined]
+    path.write_text(FILE.replace("drain: {nodes: gpu-net, within: 30}",
+                                 f"startScheduler: {{config: {ROOT}/clusters/profiles/network-slots.yaml}}"))
+    config = load_scenario(path).steps[0].action.config  # type: ignore[attr-defined]
+    assert "gpu-network-slots" in config.profile_names and config.source.endswith("network-slots.yaml")
