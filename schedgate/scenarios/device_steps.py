@@ -9,39 +9,43 @@ from typing import Any
 
 from schedgate.kube.poll import poll_until
 from schedgate.objects.matchers import bound
+from schedgate.scenarios.declare import Declared, arg
+from schedgate.scenarios.jsontypes import STR, ref
 from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
 
 
-def _node_devices(p: Parser, raw: Any, w: str) -> tuple[str, tuple[str, ...]]:
-    m = p.v.mapping(raw, w, required=("node", "devices"), allowed=("node", "devices"))
-    node = p.v.string(m["node"], f"{w}.node")
+def _read_node(p: Parser, raw: Any, w: str) -> str:
+    node = p.v.string(raw, w)
     if node not in p.node_names:
-        p.v.fail(f"{w}.node", f"unknown node {node!r} in cluster {p.definition.name!r}")
-    spec = p.added.get(node) or p.definition.node(node)
-    have = {n for ds in spec.devices for n in ds.names}
-    names = p.v.strings(m["devices"], f"{w}.devices")
-    for i, n in enumerate(names):
-        if n not in have:
-            p.v.fail(f"{w}.devices[{i}]" if isinstance(m["devices"], list) else f"{w}.devices",
-                     f"node {node} has no device {n!r} (its devices: {', '.join(sorted(have)) or 'none'})")
-    return node, tuple(names)
+        p.v.fail(w, f"unknown node {node!r} in cluster {p.definition.name!r}")
+    return node
 
 
 @step("takeDevicesOffline")
 @dataclass(frozen=True)
-class TakeDevicesOffline:
+class TakeDevicesOffline(Declared):
     """Republish the node's ResourceSlice without these devices (a GPU gone offline); undone after the test."""
 
-    node: str
-    devices: tuple[str, ...]
+    node: str = arg("node", "a node's name (of the definition or an earlier addNodes step)", STR, _read_node)
+    devices: tuple[str, ...] = arg("devices", "device names, each one the node has", ref("names"),
+                                   lambda p, x, w: tuple(p.v.strings(x, w)))
     offline = True
 
     @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> TakeDevicesOffline:
-        return cls(*_node_devices(p, raw, w))
+    def read(cls, p: Parser, raw: Any, w: str) -> dict[str, Any]:
+        """The fields, then each device checked against the node's: the one check across the two."""
+        fields = super().read(p, raw, w)
+        node = fields["node"]
+        spec = p.added.get(node) or p.definition.node(node)
+        have = {n for ds in spec.devices for n in ds.names}
+        for i, n in enumerate(fields["devices"]):
+            if n not in have:
+                p.v.fail(f"{w}.devices[{i}]" if isinstance(raw["devices"], list) else f"{w}.devices",
+                         f"node {node} has no device {n!r} (its devices: {', '.join(sorted(have)) or 'none'})")
+        return fields
 
     def run(self, r: Run) -> None:
         r.cluster.nodes.set_devices_offline(self.node, list(self.devices), offline=self.offline)

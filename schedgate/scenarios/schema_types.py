@@ -127,7 +127,6 @@ TYPES: dict[str, Schema] = {
         "type": "object", "description": "attribute -> a string, whole number, boolean or {version: X} for "
         "every device, or a list of them (one per device)"},
     "deviceSet.capacity": {"type": "object", "description": "capacity -> a quantity, or a list (one per device)"},
-    "devices": {**ref("names"), "description": "device names"},
     "createPods.devices": {"anyOf": [ref("deviceRequest"), listing(ref("deviceRequest"), 1)]},
     "deviceRequest.class": {**STR, "description": "a DeviceClass of the cluster definition"},
     "deviceRequest.count": whole(1, MAX_DEVICES), "deviceRequest.sameAttribute": {

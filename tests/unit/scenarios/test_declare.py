@@ -11,6 +11,7 @@ import pytest
 from schedgate.errors import DefinitionError
 from schedgate.scenarios import reference, schema
 from schedgate.scenarios.declare import Declared, arg, read_nodes
+from schedgate.scenarios.device_steps import BringDevicesOnline
 from schedgate.scenarios.jsontypes import ref, whole
 from schedgate.scenarios.load import load_scenario
 from schedgate.scenarios.run import Run
@@ -148,3 +149,41 @@ def test_start_scheduler_takes_a_running_profile_a_role_or_a_file(tmp_path):
                                  f"startScheduler: {{config: {ROOT}/clusters/profiles/network-slots.yaml}}"))
     config = load_scenario(path).steps[0].action.config  # type: ignore[attr-defined]
     assert "gpu-network-slots" in config.profile_names and config.source.endswith("network-slots.yaml")
+
+
+DEVICES = """\
+apiVersion: schedgate.io/v1alpha1
+kind: Scenario
+name: devices
+cluster:
+  apiVersion: schedgate.io/v1alpha1
+  kind: Cluster
+  name: devs
+  pools:
+    - name: n
+      count: 1
+      capacity: {cpu: "8", memory: 64Gi, pods: 110}
+      devices: [{driver: gpu.example.com, count: 2, name: gpu}]
+steps:
+  - takeDevicesOffline: BODY
+"""
+
+
+@pytest.mark.parametrize("body, problem", [
+    ("{node: n-1, devices: [gpu-0, gpu-7]}", "steps[0].takeDevicesOffline.devices[1]: node n-1 has no device "
+                                             "'gpu-7' (its devices: gpu-0, gpu-1) (line 14)"),
+    ("{node: n-1, devices: gpu-7}", "steps[0].takeDevicesOffline.devices: node n-1 has no device 'gpu-7'"),
+    ("{node: n-9, devices: gpu-7}", "steps[0].takeDevicesOffline.node: unknown node 'n-9' in cluster 'devs' "
+                                    "(line 14)"),  # the node before its devices
+    ("{node: n-1}", "steps[0].takeDevicesOffline.devices: required field is missing (line 14)"),
+    ("{node: n-1, devices: []}", "steps[0].takeDevicesOffline.devices: must be a name or a non-empty list of "
+                                 "names, got list"),
+])
+def test_a_device_step_checks_its_node_then_each_device_against_the_node_s(tmp_path, body, problem):
+    path = tmp_path / "d.scenario.yaml"
+    path.write_text(DEVICES.replace("BODY", body))
+    with pytest.raises(DefinitionError) as e:
+        load_scenario(path)
+    assert str(e.value).startswith(f"{path}: {problem}"), str(e.value)
+    path.write_text(DEVICES.replace("takeDevicesOffline: BODY", "bringDevicesOnline: {node: n-1, devices: gpu-1}"))
+    assert load_scenario(path).steps[0].action == BringDevicesOnline(node="n-1", devices=("gpu-1",))
