@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from schedgate.faults.extender import Extender
 from schedgate.scenarios.declare import Declared, arg, read_string
-from schedgate.scenarios.jsontypes import CONFIG, STR
+from schedgate.scenarios.jsontypes import CONFIG, STR, ref, whole
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
@@ -69,46 +69,54 @@ EXTENDER_KINDS = ("hard", "soft")
 FAULTS = ("latency", "status", "malformed", "drop", "down")
 
 
-@step("extender")
 @dataclass(frozen=True)
-class ExtenderStep:
-    """Start the extender and its scheduler (``kind``), set its slots, switch its faults."""
+class ExtenderFaults:
+    """The faults an extender step switches on (the rest off)."""
 
-    kind: str | None = None
-    slots: tuple[tuple[str, int], ...] | None = None
     latency: float = 0.0
     status: int | None = None
     malformed: bool = False
     drop: tuple[str, ...] = ()
     down: bool = False
-    faults: bool = False  # whether the step sets faults at all
 
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> ExtenderStep:
-        v = p.v
-        m = v.mapping(raw, w, allowed=("kind", "slots", "faults"))
-        kind = None
-        if "kind" in m:
-            if m["kind"] not in EXTENDER_KINDS:
-                v.fail(f"{w}.kind", f"must be one of {', '.join(EXTENDER_KINDS)}, got {short(m['kind'])}")
-            kind = str(m["kind"])
-        slots = None
-        if "slots" in m:
-            out: dict[str, int] = {}
-            for n, c in v.mapping(m["slots"], f"{w}.slots").items():
-                for node in p.node_set(n, f"{w}.slots.{n}"):
-                    out[node] = v.whole(c, f"{w}.slots.{n}")
-            slots = tuple(out.items())
-        if "faults" not in m:
-            return cls(kind=kind, slots=slots)
-        f = v.mapping(m["faults"] or {}, f"{w}.faults", allowed=FAULTS)
-        fw = f"{w}.faults"
-        return cls(kind=kind, slots=slots, faults=True,
-                   latency=v.number(f["latency"], f"{fw}.latency", maximum=MAX_SECONDS) if "latency" in f else 0.0,
-                   status=v.whole(f["status"], f"{fw}.status", minimum=100, maximum=599) if "status" in f else None,
-                   malformed=v.flag(f["malformed"], f"{fw}.malformed") if "malformed" in f else False,
-                   drop=tuple(p.node_set(f["drop"], f"{fw}.drop")) if "drop" in f else (),
-                   down=v.flag(f["down"], f"{fw}.down") if "down" in f else False)
+
+def _read_kind(p: Parser, raw: Any, w: str) -> str:
+    if raw not in EXTENDER_KINDS:
+        p.v.fail(w, f"must be one of {', '.join(EXTENDER_KINDS)}, got {short(raw)}")
+    return str(raw)
+
+
+def _read_slots(p: Parser, raw: Any, w: str) -> tuple[tuple[str, int], ...]:
+    out: dict[str, int] = {}
+    for n, c in p.v.mapping(raw, w).items():
+        for node in p.node_set(n, f"{w}.{n}"):
+            out[node] = p.v.whole(c, f"{w}.{n}")
+    return tuple(out.items())
+
+
+def _read_faults(p: Parser, raw: Any, w: str) -> ExtenderFaults:
+    v = p.v
+    f = v.mapping(raw or {}, w, allowed=FAULTS)
+    return ExtenderFaults(
+        latency=v.number(f["latency"], f"{w}.latency", maximum=MAX_SECONDS) if "latency" in f else 0.0,
+        status=v.whole(f["status"], f"{w}.status", minimum=100, maximum=599) if "status" in f else None,
+        malformed=v.flag(f["malformed"], f"{w}.malformed") if "malformed" in f else False,
+        drop=tuple(p.node_set(f["drop"], f"{w}.drop")) if "drop" in f else (),
+        down=v.flag(f["down"], f"{w}.down") if "down" in f else False)
+
+
+@step("extender")
+@dataclass(frozen=True)
+class ExtenderStep(Declared):
+    """Start the extender and its scheduler (``kind``), set its slots, switch its faults."""
+
+    kind: str | None = arg("kind", "start the scheduler of role extender-hard or extender-soft (the first extender "
+                                   "step needs it)", {"enum": list(EXTENDER_KINDS)}, _read_kind, default=None)
+    slots: tuple[tuple[str, int], ...] | None = arg(
+        "slots", "node or pool -> free slots", {"type": "object", "additionalProperties": whole()}, _read_slots,
+        default=None)
+    faults: ExtenderFaults | None = arg("faults", "the faults to switch on; {} clears all",
+                                        {"anyOf": [ref("faults"), {"type": "null"}]}, _read_faults, default=None)
 
     def run(self, r: Run) -> None:
         if r.extender is None:
@@ -118,13 +126,13 @@ class ExtenderStep:
         ext = r.extender
         if self.slots is not None:
             ext.slots = dict(self.slots)
-        if self.faults:
+        if (f := self.faults) is not None:
             ext.faults.clear()
-            ext.faults.latency = self.latency
-            ext.faults.status = self.status
-            ext.faults.malformed = self.malformed
-            ext.faults.drop = set(self.drop)
-            if self.down:
+            ext.faults.latency = f.latency
+            ext.faults.status = f.status
+            ext.faults.malformed = f.malformed
+            ext.faults.drop = set(f.drop)
+            if f.down:
                 ext.down()
             else:
                 ext.up()

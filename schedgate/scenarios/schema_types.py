@@ -5,7 +5,6 @@ outcome declares on its class (:mod:`schedgate.scenarios.declare`)."""
 from __future__ import annotations
 
 from schedgate.scenarios import load
-from schedgate.scenarios.control_steps import EXTENDER_KINDS
 from schedgate.scenarios.jsontypes import (
     BOOL,
     CONFIG,
@@ -70,8 +69,6 @@ TYPES: dict[str, Schema] = {
     "oneAtATime": {**BOOL, "description": "wait until each pod is bound or refused before the next"},
     "manifest": {"type": "object", "description": "an object of any kind the pinned API serves"},
     "manifests": listing({"type": "object"}, 1), "patch": {"type": "object", "description": "a merge patch"},
-    "faults": {"anyOf": [ref("faults"), {"type": "null"}], "description": "the faults to switch on; {} clears all"},
-    "slots": {"type": "object", "additionalProperties": whole(), "description": "node or pool -> free slots"},
     "attempts.for": {"type": "number", "minimum": 0.1, "maximum": 600,
                      "description": "seconds the upper bound must hold (equals or atMost)"},
     "requeued.event": {**STR, "description": "a regular expression of the cluster event's label"},
@@ -91,7 +88,7 @@ TYPES: dict[str, Schema] = {
     "by": STR, "scheduler": {**STR, "description": "the scheduler's name (default: default-scheduler)"},
     "node": {**STR, "description": "a node's name"},
     "createPods.name": DNS, "createPods.count": {**whole(1, MAX_PODS), "description": "1: name; N: name-1..name-N"},
-    "addNodes.nodes": listing(NODE_OR_MANIFEST, 1), "extender.kind": {"enum": list(EXTENDER_KINDS)},
+    "addNodes.nodes": listing(NODE_OR_MANIFEST, 1),
     "metric.labels": {"type": "object", "additionalProperties": SCALAR},
     "overcommitted.node": {**STR, "description": "the node both schedulers bound to"},
     "overcommitted.resource": {**STR, "description": "a resource name (default nvidia.com/gpu)"},

@@ -10,6 +10,7 @@ import pytest
 
 from schedgate.errors import DefinitionError
 from schedgate.scenarios import reference, schema
+from schedgate.scenarios.control_steps import ExtenderFaults, ExtenderStep
 from schedgate.scenarios.declare import Declared, arg, read_nodes
 from schedgate.scenarios.device_steps import BringDevicesOnline
 from schedgate.scenarios.jsontypes import ref, whole
@@ -187,3 +188,32 @@ def test_a_device_step_checks_its_node_then_each_device_against_the_node_s(tmp_p
     assert str(e.value).startswith(f"{path}: {problem}"), str(e.value)
     path.write_text(DEVICES.replace("takeDevicesOffline: BODY", "bringDevicesOnline: {node: n-1, devices: gpu-1}"))
     assert load_scenario(path).steps[0].action == BringDevicesOnline(node="n-1", devices=("gpu-1",))
+
+
+@pytest.mark.parametrize("body, problem", [
+    ("{kind: medium}", "steps[0].extender.kind: must be one of hard, soft, got 'medium' (line 6)"),
+    ("{slots: {gpu-net: -1}}", "steps[0].extender.slots.gpu-net: must be a whole number from 0 to 1000000, got -1"),
+    ("{slots: {nowhere: 1}}", "steps[0].extender.slots.nowhere: unknown node or pool 'nowhere'"),
+    ("{faults: {status: 99}}", "steps[0].extender.faults.status: must be a whole number from 100 to 599, got 99"),
+    ("{faults: {slow: 1}}", "steps[0].extender.faults.slow: unknown field (allowed: latency, status, malformed, "
+                            "drop, down) (line 6)"),
+    ("{kind: hard, size: 1}", "steps[0].extender.size: unknown field (allowed: kind, slots, faults) (line 6)"),
+])
+def test_the_extender_step_s_fields_and_its_faults_refuse_bad_input_as_before(tmp_path, body, problem):
+    path = tmp_path / "x.scenario.yaml"
+    path.write_text(FILE.replace("drain: {nodes: gpu-net, within: 30}", f"extender: {body}"))
+    with pytest.raises(DefinitionError) as e:
+        load_scenario(path)
+    assert str(e.value).startswith(f"{path}: {problem}"), str(e.value)
+
+
+def test_the_extender_step_reads_its_faults_into_one_value_and_null_clears_them(tmp_path):
+    path = tmp_path / "x.scenario.yaml"
+    for body, want in [
+        ("null", ExtenderStep()),
+        ("{kind: soft, faults: null}", ExtenderStep("soft", faults=ExtenderFaults())),
+        ("{slots: {gpu-net-1: 2}, faults: {latency: 1.5, drop: gpu-net-2, down: true}}",
+         ExtenderStep(slots=(("gpu-net-1", 2),), faults=ExtenderFaults(1.5, drop=("gpu-net-2",), down=True))),
+    ]:
+        path.write_text(FILE.replace("drain: {nodes: gpu-net, within: 30}", f"extender: {body}"))
+        assert load_scenario(path).steps[0].action == want, body
