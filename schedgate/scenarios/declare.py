@@ -79,18 +79,20 @@ class Declared:
                 if key in given:
                     p.v.fail(f"{w}.{key}", why)
         m = p.v.mapping(raw, w, required=tuple(a.key for _, a in args if a.required), allowed=keys)
-        cls.rule(p, m, w)
-        out = {}
+        out = dict(cls.rule(p, m, w) or {})
         for name, a in args:
-            if a.key in m:
+            if a.key in m and name not in out:
                 out[name] = a.read(p, m[a.key], f"{w}.{a.key}")
                 if a.key in cls.REFUSED:
                     p.v.fail(f"{w}.{a.key}", cls.REFUSED[a.key])
         return out
 
     @classmethod
-    def rule(cls, p: Parser, m: dict[str, Any], w: str) -> None:
-        """A rule over several fields (one of two needed, ...); each field's own checks are its reader's."""
+    def rule(cls, p: Parser, m: dict[str, Any], w: str) -> dict[str, Any] | None:
+        """A rule over several fields (one of two needed, ...), checked before each field's own reader. A rule
+        that reads fields together (delete's kind, name and apiVersion) returns their values, by attribute;
+        those are not read again."""
+        return None
 
 
 class DeclaredOutcome(Declared):

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from schedgate.objects.builders import PLACEHOLDER_IMAGE
-from schedgate.scenarios.declare import Declared, arg
-from schedgate.scenarios.jsontypes import NODE_OR_MANIFEST, listing, ref
+from schedgate.scenarios.declare import Declared, arg, read_string
+from schedgate.scenarios.jsontypes import NODE_OR_MANIFEST, STR, listing, ref
 from schedgate.scenarios.node_steps import NodeStep
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
@@ -88,21 +88,29 @@ def _target(p: Parser, m: dict[str, Any], w: str) -> tuple[str | None, str, str]
     return v.string(api_version, f"{w}.apiVersion"), kind, name
 
 
-@step("patch")
-@dataclass(frozen=True)
-class Patch:
-    """A merge patch of a scenario pod (e.g. lifting ``schedulingGates``) or of an applied object."""
+@dataclass(frozen=True, kw_only=True)
+class ObjectStep(Declared):
+    """A step on a scenario pod or an object an earlier ``apply`` made, named by ``kind`` and ``name``."""
 
-    api_version: str | None
-    kind: str
-    name: str
-    body: dict[str, Any]
+    api_version: str | None = arg("apiVersion", "the object's API version (default: the one it was applied with; a "
+                                                "pod's is v1)", STR, read_string, default=None)
+    kind: str = arg("kind", "Pod (a pod an earlier step created) or the kind of an applied object", STR, read_string)
+    name: str = arg("name", "the pod's or the applied object's name", STR, read_string)
 
     @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> Patch:
-        m = p.v.mapping(raw, w, required=("kind", "name", "patch"), allowed=("apiVersion", "kind", "name", "patch"))
+    def rule(cls, p: Parser, m: dict[str, Any], w: str) -> dict[str, Any]:
+        """kind, name and apiVersion read together (a pod's apiVersion is v1, whatever the step says)."""
         api_version, kind, name = _target(p, m, w)
-        return cls(api_version=api_version, kind=kind, name=name, body=p.v.mapping(m["patch"], f"{w}.patch"))
+        return {"api_version": api_version, "kind": kind, "name": name}
+
+
+@step("patch")
+@dataclass(frozen=True, kw_only=True)
+class Patch(ObjectStep):
+    """A merge patch of a scenario pod (e.g. lifting ``schedulingGates``) or of an applied object."""
+
+    body: dict[str, Any] = arg("patch", "a merge patch (JSON merge patch: null removes a field)",
+                               {"type": "object"}, lambda p, x, w: p.v.mapping(x, w))
 
     def run(self, r: Run) -> None:
         r.cluster.settle()
@@ -110,18 +118,9 @@ class Patch:
 
 
 @step("delete")
-@dataclass(frozen=True)
-class Delete:
+@dataclass(frozen=True, kw_only=True)
+class Delete(ObjectStep):
     """Delete a scenario pod or an applied object (at once, as ``deletePods`` does)."""
-
-    api_version: str | None
-    kind: str
-    name: str
-
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> Delete:
-        m = p.v.mapping(raw, w, required=("kind", "name"), allowed=("apiVersion", "kind", "name"))
-        return cls(*_target(p, m, w))
 
     def run(self, r: Run) -> None:
         if self.kind == "Pod":

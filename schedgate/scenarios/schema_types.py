@@ -84,7 +84,7 @@ TYPES: dict[str, Schema] = {
                         "description": "node or pool -> exactly this many of the pods"},
     **dict.fromkeys(BOUNDS, {"type": "number"}), "type": {"enum": ["Normal", "Warning"]},
     "message": {**STR, "description": "a regular expression"},
-    "name": STR, "key": STR, "template": STR, "apiVersion": STR, "kind": STR, "reason": STR,
+    "name": STR, "key": STR, "template": STR, "reason": STR,
     "by": STR, "scheduler": {**STR, "description": "the scheduler's name (default: default-scheduler)"},
     "node": {**STR, "description": "a node's name"},
     "createPods.name": DNS, "createPods.count": {**whole(1, MAX_PODS), "description": "1: name; N: name-1..name-N"},

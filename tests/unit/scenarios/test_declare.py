@@ -15,6 +15,7 @@ from schedgate.scenarios.declare import Declared, arg, read_nodes
 from schedgate.scenarios.device_steps import BringDevicesOnline
 from schedgate.scenarios.jsontypes import ref, whole
 from schedgate.scenarios.load import load_scenario
+from schedgate.scenarios.object_steps import Delete, Patch
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import STEPS, step
 
@@ -217,3 +218,42 @@ def test_the_extender_step_reads_its_faults_into_one_value_and_null_clears_them(
     ]:
         path.write_text(FILE.replace("drain: {nodes: gpu-net, within: 30}", f"extender: {body}"))
         assert load_scenario(path).steps[0].action == want, body
+
+
+OBJECTS = FILE.replace("  - drain: {nodes: gpu-net, within: 30}\n", """\
+  - createPods: {name: p}
+  - apply: {manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: cm}}}
+  - STEP
+""")
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("patch: {kind: Pod, name: q, patch: 5}", "steps[2].patch.name: no pod created by an earlier step matches 'q'"),
+    ("patch: {kind: ConfigMap, name: cm, apiVersion: 5, patch: 5}", "steps[2].patch.apiVersion: must be a "
+                                                                   "non-empty string, got int (line 8)"),
+    ("patch: {kind: ConfigMap, name: cm, patch: 5}", "steps[2].patch.patch: must be a mapping, got int (line 8)"),
+    ("patch: {kind: Pod, name: p, at: 1}", "steps[2].patch.at: unknown field (allowed: apiVersion, kind, name, "
+                                           "patch) (line 8)"),
+    ("delete: {name: p}", "steps[2].delete.kind: required field is missing (line 8)"),
+    ("delete: {kind: Node, name: n}", "steps[2].delete.kind: Node objects are changed by addNodes"),
+    ("delete: {kind: Secret, name: cm}", "steps[2].delete.name: no earlier apply step made Secret/cm; a scenario "
+                                         "changes only its own objects (line 8)"),
+])
+def test_patch_and_delete_check_their_target_first_then_the_patch(tmp_path, text, problem):
+    path = tmp_path / "o.scenario.yaml"
+    path.write_text(OBJECTS.replace("STEP", text))
+    with pytest.raises(DefinitionError) as e:
+        load_scenario(path)
+    assert str(e.value).startswith(f"{path}: {problem}"), str(e.value)
+
+
+def test_a_pod_s_api_version_is_v1_and_an_applied_object_s_its_own(tmp_path):
+    path = tmp_path / "o.scenario.yaml"
+    for text, want in [
+        ("delete: {kind: Pod, name: p, apiVersion: 5}", Delete(api_version="v1", kind="Pod", name="p")),
+        ("delete: {kind: ConfigMap, name: cm}", Delete(api_version="v1", kind="ConfigMap", name="cm")),
+        ("patch: {kind: ConfigMap, name: cm, apiVersion: x/v2, patch: {data: {a: b}}}",
+         Patch(api_version="x/v2", kind="ConfigMap", name="cm", body={"data": {"a": "b"}})),
+    ]:
+        path.write_text(OBJECTS.replace("STEP", text))
+        assert load_scenario(path).steps[2].action == want, text
