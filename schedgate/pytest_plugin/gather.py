@@ -35,7 +35,7 @@ class StartFacts:
     alive: bool
 
 
-@dataclass
+@dataclass(eq=False)  # a plugin: pluggy keeps plugins in sets (a conftest.py in a sub-folder makes it do so)
 class Gathered:
     """The summary's rows, in the order their reports arrived."""
 

@@ -52,3 +52,15 @@ def test_figures_are_suite_properties_of_a_valid_xunit2_report(session: pytest.P
                      "schedgate: test_measures.py::test_measures :: nodes": "3"}, props
     assert suite.find("testcase/properties") is None, "xunit2 has no properties on a test case"
     out.stdout.fnmatch_lines(["*test_measures.py::test_measures :: seconds to bind  0.250 s*"])
+
+
+def test_a_session_with_a_conftest_in_a_sub_folder_runs_on_workers(session: pytest.Pytester) -> None:
+    """pluggy keeps the plugins in sets once a conftest.py applies to some paths only: each plugin the
+    schedgate plugin registers must be hashable (its gatherer once was not: INTERNALERROR under -n 2)."""
+    session.mkpydir("sub").joinpath("conftest.py").write_text("")
+    session.path.joinpath("sub", "test_in_sub.py").write_text(
+        "def test_measures(report):\n    report.figure('nodes', 3)\n")
+    session.makepyfile(test_top="def test_top():\n    assert True\n")
+    out = session.runpytest_subprocess("-n", "2", "-q", "-p", "no:cacheprovider")
+    out.assert_outcomes(passed=2)
+    out.stdout.fnmatch_lines(["*test_in_sub.py::test_measures :: nodes*3*"])
