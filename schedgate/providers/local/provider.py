@@ -132,8 +132,9 @@ def _create(req: ClusterRequest, reaped: list[str]) -> Started:
     import_api_classes_meanwhile()  # while etcd and kube-apiserver start
     create_in_steps([  # each step's name is its key in the cluster's timings
         ("etcd and kube-apiserver", lambda c: c.cp.start_api()),
-        ("RBAC for the scheduler under test", rbac),
+        ("RBAC for the scheduler under test", rbac),  # this and the nodes inside the hooks' second
         (f"{len(req.definition.nodes())} nodes", nodes),
+        ("kube-apiserver ready", lambda c: c.cp.wait_api_ready()),
         ("controllers and schedulers", lambda c: c.cp.start_schedulers()),
         ("first sync of every scheduler", lambda c: first_sync(made(c.cluster, "the cluster"), c.req, 15)),
         ("run info", lambda c: write_info(c.dir.path, c.req, made(c.cluster, "the cluster"))),
