@@ -7,14 +7,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from schedgate.faults.extender import Extender
-from schedgate.scenarios.declare import Declared, arg, read_string
+from schedgate.scenarios.declare import Declared, arg, one_of, read_string
 from schedgate.scenarios.jsontypes import CONFIG, STR, ref, whole
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
 from schedgate.spec.roles import SCENARIO_ROLES
 from schedgate.spec.schedconfig import SchedulerConfig
-from schedgate.spec.validate import MAX_SECONDS, short
+from schedgate.spec.validate import MAX_SECONDS
 
 
 def _read_config(p: Parser, raw: Any, w: str) -> str | SchedulerConfig:
@@ -80,11 +80,6 @@ class ExtenderFaults:
     down: bool = False
 
 
-def _read_kind(p: Parser, raw: Any, w: str) -> str:
-    if raw not in EXTENDER_KINDS:
-        p.v.fail(w, f"must be one of {', '.join(EXTENDER_KINDS)}, got {short(raw)}")
-    return str(raw)
-
 
 def _read_slots(p: Parser, raw: Any, w: str) -> tuple[tuple[str, int], ...]:
     out: dict[str, int] = {}
@@ -111,7 +106,8 @@ class ExtenderStep(Declared):
     """Start the extender and its scheduler (``kind``), set its slots, switch its faults."""
 
     kind: str | None = arg("kind", "start the scheduler of role extender-hard or extender-soft (the first extender "
-                                   "step needs it)", {"enum": list(EXTENDER_KINDS)}, _read_kind, default=None)
+                                   "step needs it)", {"enum": list(EXTENDER_KINDS)}, one_of(EXTENDER_KINDS),
+                           default=None)
     slots: tuple[tuple[str, int], ...] | None = arg(
         "slots", "node or pool -> free slots", {"type": "object", "additionalProperties": whole()}, _read_slots,
         default=None)

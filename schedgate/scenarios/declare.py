@@ -17,13 +17,13 @@ each field's type and meaning from the declaration. A new step of this kind is i
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
 from schedgate.scenarios.jsontypes import Schema, described
 from schedgate.scenarios.parse import Parser
-from schedgate.spec.validate import MAX_SECONDS
+from schedgate.spec.validate import MAX_SECONDS, short
 
 ARG = "schedgate.arg"
 Read = Callable[[Parser, Any, str], Any]  # (the file's parse, the value, where) -> the field's value
@@ -102,6 +102,15 @@ class DeclaredOutcome(Declared):
     @classmethod
     def parse(cls, p: Parser, raw: Any, m: dict[str, Any], w: str) -> Self:  # type: ignore[override]
         return cls(**cls.read(p, raw, w))
+
+
+def one_of(choices: Collection[str]) -> Read:
+    """A reader of one of ``choices`` (anything else: ``must be one of a, b, got x``)."""
+    def read(p: Parser, raw: Any, w: str) -> str:
+        if raw not in choices:
+            p.v.fail(w, f"must be one of {', '.join(choices)}, got {short(raw)}")
+        return str(raw)
+    return read
 
 
 def read_timeout(p: Parser, raw: Any, w: str) -> float:

@@ -14,7 +14,7 @@ from typing import Any
 from kubernetes import client as k8s
 
 from schedgate.kube.watch import MATCH, Check, fail, pending, wait_for_items
-from schedgate.scenarios.declare import Declared, DeclaredOutcome, arg
+from schedgate.scenarios.declare import Declared, DeclaredOutcome, arg, one_of
 from schedgate.scenarios.jsontypes import BOOL, DNS, STR, listing, whole
 from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import Parser
@@ -65,11 +65,6 @@ def _topology_key(p: Parser, raw: Any, w: str) -> str:
     return key
 
 
-def _disruption_mode(p: Parser, raw: Any, w: str) -> str:
-    if raw not in DISRUPTION_MODES:
-        p.v.fail(w, f"must be one of {', '.join(DISRUPTION_MODES)}, got {raw!r}")
-    return str(raw)
-
 
 @step("createPodGroup")
 @dataclass(frozen=True)
@@ -91,7 +86,7 @@ class CreatePodGroup(Declared):
                                      lambda p, x, w: p.v.dns_label(x, w), default=None)
     disruption_mode: str | None = arg("disruptionMode", "All: a preemption takes every member or none; Single (the "
                                                         "API's default): each member on its own",
-                                      {"enum": list(DISRUPTION_MODES)}, _disruption_mode, default=None)
+                                      {"enum": list(DISRUPTION_MODES)}, one_of(DISRUPTION_MODES), default=None)
 
     def manifest(self) -> dict[str, Any]:
         return pod_group(self.name, self.min_count, self.topology_key, priority_class=self.priority_class,

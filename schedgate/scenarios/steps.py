@@ -18,12 +18,11 @@ from typing import Any, ClassVar, TypeVar
 
 from schedgate.kube.watch import Matcher, wait_for
 from schedgate.objects.matchers import bound, decided, gone, scheduling_error, unschedulable
-from schedgate.scenarios.declare import TIMEOUT, Declared, arg, read_annotations, read_pods, read_timeout
+from schedgate.scenarios.declare import TIMEOUT, Declared, arg, one_of, read_annotations, read_pods, read_timeout
 from schedgate.scenarios.jsontypes import ref
 from schedgate.scenarios.parse import DEFAULT_TIMEOUT, MAX_PODS, Parser
 from schedgate.scenarios.run import Action, Run
 from schedgate.scenarios.template import TEMPLATE_FIELDS, Template
-from schedgate.spec.validate import short
 
 Parse = Callable[[Parser, Any, str], Action]
 STEPS: dict[str, Parse] = {}
@@ -137,11 +136,6 @@ WAIT_UNTIL: dict[str, Callable[[], Matcher]] = {
     "decided": decided, "gone": gone}
 
 
-def _until(p: Parser, raw: Any, w: str) -> str:
-    if raw not in WAIT_UNTIL:
-        p.v.fail(w, f"must be one of {', '.join(WAIT_UNTIL)}, got {short(raw)}")
-    return str(raw)
-
 
 @step("wait")
 @dataclass(frozen=True)
@@ -149,7 +143,7 @@ class Wait(Declared):
     """A sequencing wait on a positive signal (never a fixed time)."""
 
     pods: tuple[str, ...] = arg("pods", "the pods to wait for", ref("podSet"), read_pods)
-    until: str = arg("until", "the signal: " + ", ".join(WAIT_UNTIL), {"enum": list(WAIT_UNTIL)}, _until)
+    until: str = arg("until", "the signal: " + ", ".join(WAIT_UNTIL), {"enum": list(WAIT_UNTIL)}, one_of(WAIT_UNTIL))
     timeout: float = arg("timeout", "seconds (default 30)", TIMEOUT, read_timeout, default=DEFAULT_TIMEOUT)
     REFUSED: ClassVar[Mapping[str, str]] = {
         "seconds": "fixed sleeps are not supported: wait for a signal ('until') or 'expect'"}
