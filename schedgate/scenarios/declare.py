@@ -51,6 +51,14 @@ def args_of(cls: type) -> list[tuple[str, Arg]]:
     return [(f.name, f.metadata[ARG]) for f in dataclasses.fields(cls) if ARG in f.metadata]
 
 
+def read_first(cls: type, p: Parser, m: dict[str, Any], w: str, names: tuple[str, ...]) -> dict[str, Any]:
+    """The fields ``names`` (attributes) that ``m`` has, read in that order by their own readers: for a rule
+    that keeps the order an outcome's fields were read in before it was declared (of several wrong fields,
+    the one named stays the same)."""
+    args = dict(args_of(cls))
+    return {n: args[n].read(p, m[args[n].key], f"{w}.{args[n].key}") for n in names if args[n].key in m}
+
+
 def declared_schema(cls: type) -> dict[str, Schema]:
     """Each declared key's JSON type with its meaning."""
     return {a.key: described(a.schema, a.doc) for _, a in args_of(cls)}

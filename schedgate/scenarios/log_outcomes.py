@@ -13,7 +13,10 @@ from schedgate.errors import NotHere
 from schedgate.kube.poll import poll_until
 from schedgate.objects.schedlog import LOG_FLAGS, read_logs
 from schedgate.runtime.scheduler import distinct
-from schedgate.scenarios.outcomes import BOUNDS, outcome
+from schedgate.scenarios.bounds import NUMBER, bounds_read, needs_bound, read_count
+from schedgate.scenarios.declare import DeclaredOutcome, arg, read_first
+from schedgate.scenarios.jsontypes import STR
+from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 
@@ -22,26 +25,32 @@ QUEUES = ("Active", "Backoff")  # what the log names them
 
 @outcome("attempts")
 @dataclass(frozen=True)
-class Attempts:
+class Attempts(DeclaredOutcome):
     """How many scheduling cycles each pod had ("Attempting to schedule pod" in its scheduler's log):
     ``equals``, ``atLeast``, ``atMost``. Waits until the lower bound is reached, then checks the upper one
     — "retried once after the capacity change", not "flushed five minutes later". With ``for`` (seconds)
     the upper bound must hold that long: "still 1 attempt 10 s after the change" (it fails the moment it
     does not)."""
 
-    bounds: tuple[tuple[str, int], ...]
-    hold: float = 0.0
+    equals: int | None = arg("equals", "exactly this many", NUMBER, read_count, default=None)
+    at_least: int | None = arg("atLeast", "at least this many", NUMBER, read_count, default=None)
+    at_most: int | None = arg("atMost", "at most this many", NUMBER, read_count, default=None)
+    hold: float = arg("for", "seconds the upper bound must hold (equals or atMost)",
+                      {"type": "number", "minimum": 0.1, "maximum": 600},
+                      lambda p, x, w: p.v.number(x, w, minimum=0.1, maximum=600), default=0.0)
+    bounds: tuple[tuple[str, int], ...] = ()  # the bounds given, as (key, value)
 
     @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Attempts:
-        mm = p.v.mapping(body, w, allowed=(*BOUNDS, "for"))
-        bounds = tuple((k, p.v.whole(mm[k], f"{w}.{k}")) for k in BOUNDS if k in mm)
-        if not bounds:
-            p.v.fail(w, "needs equals, atLeast or atMost")
-        hold = p.v.number(mm["for"], f"{w}.for", minimum=0.1, maximum=600) if "for" in mm else 0.0
-        if hold and not any(k in ("equals", "atMost") for k, _ in bounds):
+    def rule(cls, p: Parser, m: dict[str, Any], w: str) -> None:
+        needs_bound(p, m, w)
+
+    @classmethod
+    def read(cls, p: Parser, raw: Any, w: str) -> dict[str, Any]:
+        values = super().read(p, raw, w)
+        values["bounds"] = bounds_read(values)
+        if values.get("hold") and not any(k in ("equals", "atMost") for k, _ in values["bounds"]):
             p.v.fail(f"{w}.for", "holds an upper bound: give equals or atMost")
-        return cls(bounds=bounds, hold=hold)
+        return values
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         low = max((b for k, b in self.bounds if k in ("equals", "atLeast")), default=0)
@@ -88,25 +97,29 @@ class Attempts:
         within()
 
 
+def _queue(p: Parser, raw: Any, w: str) -> str:
+    queue = p.v.string(raw, w)
+    if queue not in QUEUES:
+        p.v.fail(w, f"must be one of {', '.join(QUEUES)}, got {queue!r}")
+    return queue
+
+
 @outcome("requeued")
 @dataclass(frozen=True)
-class Requeued:
+class Requeued(DeclaredOutcome):
     """The scheduling queue moved each pod to the active or backoff queue on a cluster ``event`` (a regular
     expression of its label: ``NodeAllocatableChange``, ``AssignedPodDelete``, ...; ``queue``: ``Active``
     or ``Backoff``), as its scheduler's log says ("Entity moved to an internal scheduling queue")."""
 
-    event: str
-    queue: str | None
+    event: str = arg("event", "a regular expression of the cluster event's label", STR,
+                     lambda p, x, w: p.v.regex(x, w))
+    queue: str | None = arg("queue", "Active or Backoff (default: either)", {"enum": list(QUEUES)}, _queue,
+                            default=None)
 
     @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Requeued:
-        mm = p.v.mapping(body, w, required=("event",), allowed=("event", "queue"))
-        queue = None
-        if "queue" in mm:
-            queue = p.v.string(mm["queue"], f"{w}.queue")
-            if queue not in QUEUES:
-                p.v.fail(f"{w}.queue", f"must be one of {', '.join(QUEUES)}, got {queue!r}")
-        return cls(event=p.v.regex(mm["event"], f"{w}.event"), queue=queue)
+    def rule(cls, p: Parser, m: dict[str, Any], w: str) -> dict[str, Any]:
+        """queue is read before event, as before."""
+        return read_first(cls, p, m, w, ("queue",))
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         paths = [s.log_path for s in distinct(r.cluster.schedulers)]

@@ -16,8 +16,9 @@ from schedgate.kube.watch import Matcher
 from schedgate.objects.events import summarize
 from schedgate.objects.matchers import gone, nominated, scheduled_on, scheduling_error, scheduling_gated, unschedulable
 from schedgate.objects.metrics import MetricsSnapshot
-from schedgate.scenarios.declare import DeclaredOutcome, arg, read_nodes
-from schedgate.scenarios.jsontypes import STR, ref, whole
+from schedgate.scenarios.bounds import BOUND_ATTRS, NUMBER, bounds_read, needs_bound, read_bound
+from schedgate.scenarios.declare import DeclaredOutcome, arg, read_first, read_nodes, read_string
+from schedgate.scenarios.jsontypes import SCALAR, STR, ref, whole
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
@@ -252,33 +253,35 @@ class Event(DeclaredOutcome):
                                timeout=timeout)
 
 
-BOUNDS = ("equals", "atLeast", "atMost")
-
-
 @outcome("metric", about_pods=False)
 @dataclass(frozen=True)
-class Metric:
+class Metric(DeclaredOutcome):
     """A scheduler's /metrics sample (summed over matching labels) within bounds. A counter (and a
     histogram's count, sum and buckets) is counted from the scenario's start: the scheduler is the session's,
     and an earlier test's errors are not this scenario's (a counter that went back, a restarted scheduler,
     is counted from 0)."""
 
-    scheduler: str
-    name: str
-    labels: tuple[tuple[str, str], ...]
-    bounds: tuple[tuple[str, float], ...]
+    scheduler: str = arg("scheduler", "the profile of a running scheduler", STR, read_string)
+    name: str = arg("name", "the sample's name", STR, read_string)
+    labels: tuple[tuple[str, str], ...] = arg(
+        "labels", "label -> value the samples summed must have", {"type": "object", "additionalProperties": SCALAR},
+        lambda p, x, w: tuple((k, str(v)) for k, v in p.v.mapping(x or {}, w).items()), default=())
+    equals: float | None = arg("equals", "exactly this value", NUMBER, read_bound, default=None)
+    at_least: float | None = arg("atLeast", "at least this value", NUMBER, read_bound, default=None)
+    at_most: float | None = arg("atMost", "at most this value", NUMBER, read_bound, default=None)
+    bounds: tuple[tuple[str, float], ...] = ()  # the bounds given, as (key, value)
 
     @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Metric:
-        v = p.v
-        mm = v.mapping(body, w, required=("scheduler", "name"), allowed=("scheduler", "name", "labels", *BOUNDS))
-        bounds = tuple((k, v.number(mm[k], f"{w}.{k}", minimum=float("-inf"), maximum=float("inf")))
-                       for k in BOUNDS if k in mm)
-        if not bounds:
-            v.fail(w, "needs equals, atLeast or atMost")
-        labels = v.mapping(mm.get("labels") or {}, f"{w}.labels")
-        return cls(scheduler=v.string(mm["scheduler"], f"{w}.scheduler"), name=v.string(mm["name"], f"{w}.name"),
-                   labels=tuple((k, str(x)) for k, x in labels.items()), bounds=bounds)
+    def rule(cls, p: Parser, m: dict[str, Any], w: str) -> dict[str, Any]:
+        """The bounds (one at least) and labels are read before scheduler and name, as before."""
+        values = read_first(cls, p, m, w, BOUND_ATTRS)
+        needs_bound(p, m, w)
+        return {**values, **read_first(cls, p, m, w, ("labels",))}
+
+    @classmethod
+    def read(cls, p: Parser, raw: Any, w: str) -> dict[str, Any]:
+        values = super().read(p, raw, w)
+        return {**values, "bounds": bounds_read(values)}
 
     def value(self, s: MetricsSnapshot, start: MetricsSnapshot | None = None) -> float:
         now = s.value(self.name, **dict(self.labels))
