@@ -5,7 +5,7 @@ name)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Self
 
 from kubernetes import client as k8s
 
@@ -13,8 +13,10 @@ from schedgate.cluster.node_kinds import _NodeList
 from schedgate.kube.api import read_json
 from schedgate.kube.watch import MATCH, Check, Matcher, fail, pending, wait_for_items
 from schedgate.objects.matchers import describe_pod, evicted, running
+from schedgate.scenarios.declare import DeclaredOutcome, arg, read_first, read_label_key, read_nodes, read_string
+from schedgate.scenarios.jsontypes import BOOL, STR, ref, whole
 from schedgate.scenarios.outcomes import WhenTrue, outcome
-from schedgate.scenarios.parse import Parser
+from schedgate.scenarios.parse import MAX_PODS, Parser
 from schedgate.scenarios.run import Run
 
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -62,43 +64,41 @@ class NotEvicted(WhenTrue):
 
 @outcome("evicted")
 @dataclass(frozen=True)
-class Evicted:
+class Evicted(DeclaredOutcome):
     """Being deleted with a DisruptionTarget condition (``reason``: e.g. DeletionByTaintManager,
     PreemptionByScheduler; another reason fails at once). ``true``: any reason."""
 
-    reason: str | None = None
+    reason: str | None = arg("reason", "DeletionByTaintManager, PreemptionByScheduler, ...", STR, read_string)
 
     @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Evicted:
-        if body is True:
-            return cls()
-        mm = p.v.mapping(body, w, required=("reason",), allowed=("reason",))
-        return cls(reason=p.v.string(mm["reason"], f"{w}.reason"))
+    def parse(cls, p: Parser, raw: Any, m: dict[str, Any], w: str) -> Self:  # type: ignore[override]
+        return cls(reason=None) if raw is True else super().parse(p, raw, m, w)
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         r.each(pods, evicted(self.reason), timeout)
 
 
+def _effect(p: Parser, raw: Any, w: str) -> str:
+    effect = p.v.string(raw, w)
+    if effect not in EFFECTS:
+        p.v.fail(w, f"must be one of {', '.join(EFFECTS)}, got {effect!r}")
+    return effect
+
+
 @outcome("nodeTainted", about_pods=False)
 @dataclass(frozen=True)
-class NodeTainted:
+class NodeTainted(DeclaredOutcome):
     """Every node named carries a taint with ``key`` (and ``effect``, if given)."""
 
-    nodes: tuple[str, ...]
-    key: str
-    effect: str | None
+    nodes: tuple[str, ...] = arg("nodes", "node and pool names", ref("nodeSet"), read_nodes)
+    key: str = arg("key", "the taint's key", STR, read_label_key)
+    effect: str | None = arg("effect", "the taint's effect (default: any)",
+                             {"enum": list(EFFECTS)}, _effect, default=None)
 
     @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> NodeTainted:
-        mm = p.v.mapping(body, w, required=("nodes", "key"), allowed=("nodes", "key", "effect"))
-        effect = None
-        if "effect" in mm:
-            effect = p.v.string(mm["effect"], f"{w}.effect")
-            if effect not in EFFECTS:
-                p.v.fail(f"{w}.effect", f"must be one of {', '.join(EFFECTS)}, got {effect!r}")
-        key = p.v.string(mm["key"], f"{w}.key")
-        p.v.label_key(key, f"{w}.key")
-        return cls(nodes=tuple(p.node_set(mm["nodes"], f"{w}.nodes")), key=key, effect=effect)
+    def rule(cls, p: Parser, m: dict[str, Any], w: str) -> dict[str, Any]:
+        """effect and key are read before nodes, as before."""
+        return read_first(cls, p, m, w, ("effect", "key"))
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         def tainted(items: list[dict[str, Any]]) -> Check:
@@ -116,29 +116,29 @@ class NodeTainted:
 
 @outcome("workloadReady", about_pods=False)
 @dataclass(frozen=True)
-class WorkloadReady:
+class WorkloadReady(DeclaredOutcome):
     """The pods a workload controller made for ``kind``/``name`` (an object an ``apply`` step made):
     exactly ``pods`` of them, each Running and Ready, each bound inside ``nodes`` (anywhere else fails at
     once), and with ``distinctNodes`` each on a node of its own."""
 
-    kind: str
-    name: str
-    count: int
-    on: tuple[str, ...]
-    distinct: bool
+    kind: str = arg("kind", "the workload's kind", {"enum": list(WORKLOAD_KINDS)}, read_string)
+    name: str = arg("name", "the workload's name (an earlier apply step made it)", STR, read_string)
+    count: int = arg("pods", "exactly this many pods", whole(1, MAX_PODS),
+                     lambda p, x, w: p.v.whole(x, w, minimum=1))
+    on: tuple[str, ...] = arg("nodes", "node and pool names its pods must bind inside", ref("nodeSet"), read_nodes)
+    distinct: bool = arg("distinctNodes", "each pod on a node of its own", BOOL, lambda p, x, w: p.v.flag(x, w),
+                         default=False)
 
     @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> WorkloadReady:
-        mm = p.v.mapping(body, w, required=("kind", "name", "pods", "nodes"),
-                         allowed=("kind", "name", "pods", "nodes", "distinctNodes"))
-        kind, name = p.v.string(mm["kind"], f"{w}.kind"), p.v.string(mm["name"], f"{w}.name")
+    def rule(cls, p: Parser, m: dict[str, Any], w: str) -> dict[str, Any]:
+        """kind and name read together (an earlier apply step made that object), then distinctNodes, as
+        before."""
+        kind, name = p.v.string(m["kind"], f"{w}.kind"), p.v.string(m["name"], f"{w}.name")
         if kind not in WORKLOAD_KINDS:
             p.v.fail(f"{w}.kind", f"must be one of {', '.join(WORKLOAD_KINDS)}, got {kind!r}")
         if (kind, name) not in p.applied:
             p.v.fail(f"{w}.name", f"no earlier apply step made {kind}/{name}")
-        distinct = p.v.flag(mm["distinctNodes"], f"{w}.distinctNodes") if "distinctNodes" in mm else False
-        return cls(kind=kind, name=name, count=p.v.whole(mm["pods"], f"{w}.pods", minimum=1),
-                   on=tuple(p.node_set(mm["nodes"], f"{w}.nodes")), distinct=distinct)
+        return {"kind": kind, "name": name, **read_first(cls, p, m, w, ("distinct",))}
 
     def _owners(self, r: Run) -> set[tuple[str, str]]:
         if self.kind != "Deployment":

@@ -18,31 +18,36 @@ from typing import Any
 from schedgate.errors import NotHere
 from schedgate.kube.api import read_json
 from schedgate.objects.matchers import scheduled_on
+from schedgate.scenarios.declare import DeclaredOutcome, arg
+from schedgate.scenarios.jsontypes import STR
 from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.spec.quantity import parse_quantity
 
 
+def _one_node(p: Parser, raw: Any, w: str) -> str:
+    nodes = p.node_set(raw, w)
+    if len(nodes) != 1:
+        p.v.fail(w, f"must name one node, got {len(nodes)}")
+    return nodes[0]
+
+
+def _resource(p: Parser, raw: Any, w: str) -> str:
+    if not isinstance(raw, str) or not raw:
+        p.v.fail(w, f"must be a resource name, got {raw!r}")
+    return raw
+
+
 @outcome("overcommitted")
 @dataclass(frozen=True)
-class Overcommitted:
+class Overcommitted(DeclaredOutcome):
     """``node``: the pods are all bound there and its bound pods ask for more ``resource`` (default
     nvidia.com/gpu) than it has allocatable."""
 
-    node: str
-    resource: str
-
-    @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Overcommitted:
-        mm = p.v.mapping(body, w, required=("node",), allowed=("node", "resource"))
-        nodes = p.node_set(mm["node"], f"{w}.node")
-        if len(nodes) != 1:
-            p.v.fail(f"{w}.node", f"must name one node, got {len(nodes)}")
-        resource = mm.get("resource", "nvidia.com/gpu")
-        if not isinstance(resource, str) or not resource:
-            p.v.fail(f"{w}.resource", f"must be a resource name, got {resource!r}")
-        return cls(node=nodes[0], resource=resource)
+    node: str = arg("node", "the node both schedulers bound to", STR, _one_node)
+    resource: str = arg("resource", "a resource name (default nvidia.com/gpu)", STR, _resource,
+                        default="nvidia.com/gpu")
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         if r.cluster.backend.nodes.admits_pods:

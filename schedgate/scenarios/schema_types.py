@@ -20,7 +20,6 @@ from schedgate.scenarios.jsontypes import (
     ref,
     whole,
 )
-from schedgate.scenarios.live_outcomes import EFFECTS, WORKLOAD_KINDS
 from schedgate.scenarios.log_outcomes import QUEUES
 from schedgate.scenarios.parse import MAX_PODS
 from schedgate.scenarios.perf_steps import BASELINES
@@ -54,7 +53,7 @@ DEFS: dict[str, Schema] = {
 # A field's type by its name, wherever it appears; ``context.field`` where the name means something else
 # there (context: a step or outcome name, Scenario, Cluster, pool, node, taint, toleration, faults).
 TYPES: dict[str, Schema] = {
-    "nodes": ref("nodeSet"), "never": {**ref("nodeSet"), "description": "default: every other node"},
+    "never": {**ref("nodeSet"), "description": "default: every other node"},
     "drop": ref("nodeSet"), "pods": ref("podSet"),
     "timeout": {"type": "number", "minimum": 0.1, "maximum": MAX_SECONDS, "description": "seconds (default 30)"},
     "latency": {"type": "number", "minimum": 0, "maximum": MAX_SECONDS, "description": "seconds"},
@@ -69,19 +68,19 @@ TYPES: dict[str, Schema] = {
     "oneAtATime": {**BOOL, "description": "wait until each pod is bound or refused before the next"},
     "manifest": {"type": "object", "description": "an object of any kind the pinned API serves"},
     "manifests": listing({"type": "object"}, 1), "patch": {"type": "object", "description": "a merge patch"},
-    # Declared on their outcomes (attempts, requeued, metric), so no schema reads these: kept as field names
-    # tests/unit/scenarios/test_schema.py tries on every mapping (its candidates), which no other entry names.
+    # Declared on their outcomes (attempts, requeued, metric, overcommitted, evicted), so no schema reads
+    # these: kept as field names tests/unit/scenarios/test_schema.py tries on every mapping (its candidates),
+    # which no other entry names.
     "attempts.for": {"type": "number", "minimum": 0.1, "maximum": 600,
                      "description": "seconds the upper bound must hold (equals or atMost)"},
     "requeued.event": {**STR, "description": "a regular expression of the cluster event's label"},
     "requeued.queue": {"enum": list(QUEUES)}, **dict.fromkeys(BOUNDS, {"type": "number"}),
-    "expect.running": {"const": True}, "expect.unbound": {"const": True},
-    "expect.notEvicted": {"const": True}, "expect.evicted": {"anyOf": [{"const": True}, {
+    "overcommitted.resource": {**STR, "description": "a resource name (default nvidia.com/gpu)"},
+    "expect.evicted": {"anyOf": [{"const": True}, {
         "type": "object", "required": ["reason"], "additionalProperties": False,
         "properties": {"reason": {**STR, "description": "DeletionByTaintManager, PreemptionByScheduler, ..."}}}]},
-    "nodeTainted.nodes": ref("nodeSet"), "nodeTainted.effect": {"enum": list(EFFECTS)},
-    "workloadReady.kind": {"enum": list(WORKLOAD_KINDS)}, "workloadReady.pods": whole(1, MAX_PODS),
-"workloadReady.distinctNodes": BOOL,
+    "expect.running": {"const": True}, "expect.unbound": {"const": True},
+    "expect.notEvicted": {"const": True},
     "expect.countsOn": {"type": "object", "minProperties": 1, "additionalProperties": whole(),
                         "description": "node or pool -> exactly this many of the pods"},
     "type": {"enum": ["Normal", "Warning"]},
@@ -91,8 +90,6 @@ TYPES: dict[str, Schema] = {
     "node": {**STR, "description": "a node's name"},
     "createPods.name": DNS, "createPods.count": {**whole(1, MAX_PODS), "description": "1: name; N: name-1..name-N"},
     "addNodes.nodes": listing(NODE_OR_MANIFEST, 1),
-    "overcommitted.node": {**STR, "description": "the node both schedulers bound to"},
-    "overcommitted.resource": {**STR, "description": "a resource name (default nvidia.com/gpu)"},
     "Scenario.apiVersion": {"const": API_VERSION}, "Scenario.kind": {"const": load.KIND}, "Scenario.name": DNS,
     "Scenario.description": {"type": "string"}, "Scenario.steps": listing(ref("step"), 1),
     "Scenario.requires": {**listing({"enum": [*CAPABILITIES, *FEATURES]}, 0),
