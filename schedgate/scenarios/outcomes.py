@@ -121,17 +121,15 @@ class ScheduledOn:
 
 
 @dataclass(frozen=True)
-class Refused:
+class Refused(DeclaredOutcome):
     """PodScheduled=False for one reason, with a message matching ``message`` (a regex) if given."""
 
-    message: str | None
+    message: str | None = arg("message", "a regular expression", STR, lambda p, x, w: p.v.regex(x, w),
+                              default=None)
 
     @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Self:
-        if body is True or body is None:
-            return cls(None)
-        mm = p.v.mapping(body, w, allowed=("message",))
-        return cls(p.v.regex(mm["message"], f"{w}.message") if "message" in mm else None)
+    def parse(cls, p: Parser, raw: Any, m: dict[str, Any], w: str) -> Self:  # type: ignore[override]
+        return cls(None) if raw is True or raw is None else super().parse(p, raw, m, w)
 
     def matcher(self) -> Matcher:
         raise NotImplementedError
