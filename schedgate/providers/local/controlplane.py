@@ -120,7 +120,7 @@ class LocalControlPlane:
             f"--listen-peer-urls=https://127.0.0.1:{peer_port}",
             f"--initial-advertise-peer-urls=https://127.0.0.1:{peer_port}",
             f"--initial-cluster=schedgate=https://127.0.0.1:{peer_port}",
-            *tls, "--unsafe-no-fsync", "--log-level=warn",
+            *tls, "--unsafe-no-fsync", "--log-level=warn", "--heartbeat-interval=10", "--election-timeout=100",
         ])
         self.procs["etcd"] = etcd
         self.etcd_port = etcd_port
