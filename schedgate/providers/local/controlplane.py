@@ -30,6 +30,7 @@ from schedgate.runtime.procs import Proc, RunDir
 from schedgate.runtime.scheduler import Scheduler, SchedulerProcess, distinct, forget
 from schedgate.runtime.toolchain import Binaries
 from schedgate.spec.agent import NodeAgent
+from schedgate.spec.features import minor_of
 from schedgate.spec.gates import Gates
 from schedgate.spec.schedconfig import SchedulerConfig, default_scheduler_config
 from schedgate.spec.shipped import shipped
@@ -49,6 +50,10 @@ CONTROLLERS = ("serviceaccount-controller", "namespace-controller", "garbage-col
                "resourceclaim-controller", "deployment-controller", "replicaset-controller",
                "daemonset-controller", "job-controller", "statefulset-controller", "disruption-controller")
 AGENT_CONTROLLERS = ("node-lifecycle-controller", "taint-eviction-controller", "pod-garbage-collector-controller")
+# Controllers a feature gate brings, by the first minor whose kube-controller-manager knows them: with
+# GenericWorkload, the PodGroup's finalizer is removed once no pod uses it (without it a deleted group
+# stays Terminating and its claims stay reserved for it).
+GATED_CONTROLLERS = {"GenericWorkload": ((1, 36), ("podgroup-protection-controller",))}
 AGENT = "kwok"
 AGENT_USER = "schedgate-node-agent"
 STAGES = "go/kwok/stages.yaml"  # what kwok does to pods (go/kwok/ pins the kwok)
@@ -176,7 +181,10 @@ class LocalControlPlane:
 
     def launch_controllers(self) -> tuple[Proc, Callable[[], bool]]:
         port = free_port()
-        controllers = CONTROLLERS + (AGENT_CONTROLLERS if self.agent else ())
+        minor = minor_of(self.bins.kubernetes_version) or (0, 0)
+        controllers = CONTROLLERS + (AGENT_CONTROLLERS if self.agent else ()) + tuple(
+            c for gate, (since, names) in GATED_CONTROLLERS.items() if self.gates.on(gate) and minor >= since
+            for c in names)
         kcm = self.run.start("kube-controller-manager", [
             str(self.bins.kube_controller_manager),
             f"--kubeconfig={self.kubeconfig('kube-controller-manager')}",
