@@ -18,11 +18,11 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# The verbosity that makes the lines below appear: attempts (V3), scores (V10), the queue's rejecting
-# plugins (V3), a plugin's own per-node filter lines (V4/V5), DynamicResources' claim written in PreBind
-# (V5) — per file, so client-go stays quiet.
-LOG_FLAGS = ("--v=2", "--vmodule=schedule_one=10,scheduling_queue=3,active_queue=5,backoff_queue=5,framework=4,"
-                      "taint_toleration=4,filtering=5,dynamicresources=5")
+# The verbosity that makes the lines below appear: attempts (V3; a PodGroup's cycle, V3), scores (V10), the
+# queue's rejecting plugins (V3), a plugin's own per-node filter lines (V4/V5), DynamicResources' claim
+# written in PreBind (V5) — per file, so client-go stays quiet.
+LOG_FLAGS = ("--v=2", "--vmodule=schedule_one=10,schedule_one_podgroup=3,scheduling_queue=3,active_queue=5,"
+                      "backoff_queue=5,framework=4,taint_toleration=4,filtering=5,dynamicresources=5")
 
 # Above this many nodes the per-node, per-plugin score lines (schedule_one V10) are left off: at 1,000
 # nodes they cut a scheduler's throughput 2.6-3.1x (make bench-fleet). Attempts, binds and the rest stay.
@@ -120,12 +120,24 @@ class _Reader:
 
     def __init__(self) -> None:
         self.pods: dict[str, PodLog] = {}
+        self.groups: dict[str, float] = {}  # PodGroup -> the start of its newest cycle
 
     def _current(self, pod: str) -> Attempt:
         log = self.pods.setdefault(pod, PodLog())
         if not log.attempts:
             log.attempts.append(Attempt())
         return log.attempts[-1]
+
+    def _group_cycle(self, pod: str, group: object) -> None:
+        """A member of a PodGroup is tried in its group's cycle, which logs no "Attempting to schedule pod":
+        its first line in a newer group cycle starts its attempt, at the group cycle's start."""
+        started = self.groups.get(str(group)) if group is not None else None
+        if started is None:
+            return
+        log = self.pods.setdefault(pod, PodLog())
+        if not log.attempts or (log.attempts[-1].started or 0.0) < started:
+            log.attempts.append(Attempt(started=started))
+            log.cycles += 1
 
     def feed(self, lines: Iterable[str]) -> dict[str, PodLog]:
         pods = self.pods
@@ -138,9 +150,13 @@ class _Reader:
                 continue
             kv = _kv(m.group(5))
             at = int(m.group(1)) * 3600 + int(m.group(2)) * 60 + float(m.group(3))
+            if msg == _GROUP_CYCLE:
+                self.groups[str(kv.get("podGroup"))] = at
+                continue
             pod = kv.get("pod") if msg != _MOVED else kv.get("entity") if str(kv.get("type")).lower() == "pod" else None
             if not isinstance(pod, str):
                 continue
+            self._group_cycle(pod, kv.get("podGroup"))
             if msg == _MOVED:
                 pods.setdefault(pod, PodLog()).moves.append((str(kv.get("event", "")), str(kv.get("queue", ""))))
                 continue
@@ -179,7 +195,8 @@ class _Reader:
 
 
 _MOVED = "Entity moved to an internal scheduling queue"  # by a cluster event (active_queue, backoff_queue V5)
-_WANTED = frozenset({_MOVED,
+_GROUP_CYCLE = "Attempting to schedule pod group"  # a PodGroup's cycle (V3): its members' lines name it
+_WANTED = frozenset({_MOVED, _GROUP_CYCLE,
     "Attempting to schedule pod", "Plugin scored node for pod", "Calculated node's final score for pod",
     "Successfully bound pod to node", "reserved", "Unable to schedule pod; no fit; waiting",
     "Error scheduling pod; retrying",

@@ -70,3 +70,32 @@ def test_queue_moves_come_through_a_followed_read(tmp_path):
     log.write_text('I1204 16:01:09.000001   77 active_queue.go:414] "Entity moved to an internal scheduling queue" '
                    'type="pod" entity="ns-2/p" event="NodeUpdateNodeAllocatable" queue="Active"\n')
     assert read_logs([log], namespaces={"ns-2"})["ns-2/p"].moves == [("NodeUpdateNodeAllocatable", "Active")]
+
+
+def test_a_pod_group_cycle_starts_an_attempt_for_each_member_with_the_claim_it_wrote():
+    """A PodGroup's members are tried in their group's cycle, which logs no "Attempting to schedule pod"
+    (v1.37.2): each member's attempt starts at its group's cycle, and a retry on its own is one more."""
+    g = 'podGroupType="podgroup" podGroup="ns-1/a"'
+    lines = [
+        'I1205 04:11:24.900000   77 schedule_one_podgroup.go:126] "Attempting to schedule pod group" '
+        'podGroupType="podgroup" podGroup="ns-1/a"\n',
+        f'I1205 04:11:24.971081   77 schedule_one.go:984] "Plugin scored node for pod" {g} pod="ns-1/a-1" '
+        'plugin="VolumeBinding" node="n-1" score=0\n',
+        f'I1205 04:11:25.050000   77 dynamicresources.go:1964] "reserved" logger="PreBind.DynamicResources" {g} '
+        'pod="ns-1/a-1" node="n-1" resourceclaim="ns-1/a-domain-x"\n',
+        f'I1205 04:11:25.073377   77 schedule_one.go:483] "Successfully bound pod to node" {g} pod="ns-1/a-1" '
+        'node="n-1" evaluatedNodes=3 feasibleNodes=2\n',
+        f'E1205 04:11:25.074040   77 schedule_one.go:1198] "Error scheduling pod; retrying" err="running PreBind '
+        f'plugin \\"DynamicResources\\": claim ns-1/a-domain-x got allocated elsewhere in the meantime" {g} '
+        'pod="ns-1/a-2"\n',
+        f'I1205 04:11:25.090000   77 schedule_one.go:117] "Attempting to schedule pod" {g} pod="ns-1/a-2"\n',
+        f'I1205 04:11:25.100187   77 schedule_one.go:483] "Successfully bound pod to node" {g} pod="ns-1/a-2" '
+        'node="n-1" evaluatedNodes=1 feasibleNodes=1\n',
+    ]
+    pods = parse(lines)
+    first, = pods["ns-1/a-1"].attempts
+    assert (first.started, first.claims_written, first.bound_to) == (4 * 3600 + 11 * 60 + 24.9,
+                                                                      4 * 3600 + 11 * 60 + 25.05, "n-1")
+    failed, retried = pods["ns-1/a-2"].attempts
+    assert failed.started == first.started and failed.error and "allocated elsewhere" in failed.failure
+    assert (retried.bound_to, pods["ns-1/a-2"].cycles) == ("n-1", 2)
