@@ -47,6 +47,8 @@ class PodBuilder:
     fragment: Mapping[str, Any] | None = None
     # Devices through a DRA claim (:mod:`schedgate.objects.claims`), made from a template per request set.
     device_requests: tuple[DeviceRequest, ...] = ()
+    # Claims of a PodGroup the pod shares (name in the group, its ResourceClaimTemplate): workloads.podgroup.
+    group_claims: tuple[tuple[str, str], ...] = ()
 
     def scheduler(self, name: str) -> PodBuilder:
         return replace(self, scheduler_name=name)
@@ -102,6 +104,11 @@ class PodBuilder:
         """No requests at all (a best-effort pod unless something else asks for resources)."""
         return replace(self, requests=())
 
+    def share_claim(self, name: str, template: str) -> PodBuilder:
+        """Use claim ``name`` of the pod's PodGroup, made from ResourceClaimTemplate ``template``: the same
+        reference as the group's, so the group's one claim serves every member."""
+        return replace(self, group_claims=(*self.group_claims, (name, template)))
+
     def devices(self, *requests: DeviceRequest) -> PodBuilder:
         """Ask for devices through a ResourceClaim of the pod's own (the first container uses it)."""
         return replace(self, device_requests=self.device_requests + requests)
@@ -139,9 +146,11 @@ class PodBuilder:
         if self.annotations:
             meta["annotations"] = dict(self.annotations)
         pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
-        if self.device_requests:
-            spec["resourceClaims"] = [{"name": CLAIM, "resourceClaimTemplateName": template_name(self.device_requests)}]
-            spec["containers"][0]["resources"]["claims"] = [{"name": CLAIM}]
+        claims = [(CLAIM, template_name(self.device_requests))] if self.device_requests else []
+        if claims or self.group_claims:
+            spec["resourceClaims"] = [{"name": n, "resourceClaimTemplateName": t} for n, t in
+                                      [*claims, *self.group_claims]]
+            spec["containers"][0]["resources"]["claims"] = [{"name": n} for n, _ in [*claims, *self.group_claims]]
         if self.fragment:
             pod = merged(pod, self.fragment)
             for key in ("containers", "initContainers"):

@@ -14,13 +14,25 @@ from typing import Any
 from kubernetes import client as k8s
 
 from schedgate.kube.watch import MATCH, Check, fail, pending, wait_for_items
+from schedgate.objects.claims import DeviceRequest
 from schedgate.scenarios.declare import Declared, DeclaredOutcome, arg, one_of
 from schedgate.scenarios.jsontypes import BOOL, DNS, STR, listing, whole
 from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
-from schedgate.workloads.podgroup import API, DISRUPTION_MODES, FEATURE, GROUP, TOPOLOGY, VERSION, pod_group
+from schedgate.scenarios.template import DEVICES, read_devices
+from schedgate.workloads.podgroup import (
+    API,
+    CLAIMS,
+    DISRUPTION_MODES,
+    FEATURE,
+    GROUP,
+    TOPOLOGY,
+    VERSION,
+    make_claim_template,
+    pod_group,
+)
 
 SCHEDULED = "PodGroupInitiallyScheduled"  # the condition the scheduler writes on a group it tried
 
@@ -52,6 +64,13 @@ def _known_groups(p: Parser, raw: Any, w: str) -> tuple[str, ...]:
         if not p.group_members.get(name):
             p.v.fail(where, f"no earlier createPods step made a member of PodGroup {name!r} (podGroup: {name})")
     return tuple(names)
+
+
+def _group_devices(p: Parser, raw: Any, w: str) -> tuple[DeviceRequest, ...]:
+    if p.definition.gates.on(CLAIMS) is not True:
+        p.v.fail(w, f"a group's devices need the {CLAIMS} feature: add 'requires: [{FEATURE}, {CLAIMS}]' "
+                    "to the file")
+    return read_devices(p, raw, w)
 
 
 def _topology_key(p: Parser, raw: Any, w: str) -> str:
@@ -87,13 +106,26 @@ class CreatePodGroup(Declared):
     disruption_mode: str | None = arg("disruptionMode", "All: a preemption takes every member or none; Single (the "
                                                         "API's default): each member on its own",
                                       {"enum": list(DISRUPTION_MODES)}, one_of(DISRUPTION_MODES), default=None)
+    devices: tuple[DeviceRequest, ...] = arg(
+        "devices", "devices the whole group shares (feature DRAWorkloadResourceClaims): one ResourceClaim for "
+                   "the group, reserved for the PodGroup, which every member uses; as a pod's devices",
+        DEVICES, _group_devices, default=())
+
+    @classmethod
+    def parse(cls, p: Parser, raw: Any, w: str) -> CreatePodGroup:
+        made = super().parse(p, raw, w)
+        if made.devices:
+            p.group_devices[made.name] = made.devices
+        return made
 
     def manifest(self) -> dict[str, Any]:
         return pod_group(self.name, self.min_count, self.topology_key, priority_class=self.priority_class,
-                         disruption_mode=self.disruption_mode)
+                         disruption_mode=self.disruption_mode, devices=self.devices)
 
     def run(self, r: Run) -> None:
         r.cluster.settle()
+        if self.devices:
+            make_claim_template(r.cluster, r.ns.name, self.devices)
         r.objects.create(self.manifest())
 
 

@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 import schedgate.scenarios.control_steps
 import schedgate.scenarios.device_steps
+import schedgate.scenarios.group_claims
 import schedgate.scenarios.group_steps
 import schedgate.scenarios.live_outcomes
 import schedgate.scenarios.log_outcomes

@@ -11,6 +11,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
+from schedgate.objects.claims import DeviceRequest
 from schedgate.scenarios.template import Template, read_template
 from schedgate.spec.cluster import ClusterDefinition, NodeSpec
 from schedgate.spec.manifest import check_manifest
@@ -37,6 +38,7 @@ class Parser:
     added: dict[str, NodeSpec] = field(default_factory=dict)  # nodes addNodes steps create, in order
     applied: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, name) -> apiVersion, by apply
     group_members: dict[str, list[str]] = field(default_factory=dict)  # PodGroup -> the pods that name it
+    group_devices: dict[str, tuple[DeviceRequest, ...]] = field(default_factory=dict)  # PodGroup -> its claim's
 
     def referenced(self, value: str) -> Path:
         """A file named relative to the scenario's folder, else to schedgate's shipped files."""
@@ -109,14 +111,17 @@ class Parser:
         if template.get("pod") is not None:
             check_manifest(self.v, template.builder("pod").obj(), f"{where}.pod")
 
-    def join_group(self, template: Template, names: list[str], where: str) -> None:
-        """Record the pods step ``where`` creates as members of their ``podGroup``, which an earlier step made."""
+    def join_group(self, template: Template, names: list[str], where: str) -> Template:
+        """Record the pods step ``where`` creates as members of their ``podGroup``, which an earlier step made;
+        the template, its members using the group's claim if the group has devices."""
         group = template.get("podGroup")
         if group is None:
-            return
+            return template
         if ("PodGroup", group) not in self.applied:
             self.v.fail(f"{where}.podGroup", f"no earlier createPodGroup (or apply) step made PodGroup {group!r}")
         self.group_members.setdefault(group, []).extend(names)
+        devices = self.group_devices.get(group)
+        return template.with_value("podGroup", (group, devices)) if devices else template
 
     def template(self, raw: Any, where: str) -> Template:
         """The pod fields of a template or a ``createPods`` step (scenarios.template declares them)."""

@@ -69,7 +69,7 @@ class CreatePods:
         count = v.whole(m.get("count", 1), f"{w}.count", minimum=1, maximum=MAX_PODS)
         names = [name] if count == 1 else [f"{name}-{n}" for n in range(1, count + 1)]
         p.create(names, w)
-        p.join_group(template, names, w)
+        template = p.join_group(template, names, w)
         cycle: tuple[int, ...] = ()
         if "gpuCycle" in m:
             if "gpus" in m:

@@ -103,7 +103,10 @@ def _tolerations(c: Context, raw: Any, w: str) -> tuple[tuple[str, str, str], ..
     return tuple(out)
 
 
-def _devices(c: Context, raw: Any, w: str) -> tuple[DeviceRequest, ...]:
+DEVICES: Schema = {"anyOf": [ref("deviceRequest"), listing(ref("deviceRequest"), 1)]}
+
+
+def read_devices(c: Context, raw: Any, w: str) -> tuple[DeviceRequest, ...]:
     """One request or a list, each ``class`` (a DeviceClass of the cluster definition), ``count``,
     ``sameAttribute`` (a name or list: a matchAttribute constraint) and ``selector`` (CEL)."""
     v, definition = c.v, c.definition
@@ -129,6 +132,11 @@ def _devices(c: Context, raw: Any, w: str) -> tuple[DeviceRequest, ...]:
         out.append(DeviceRequest(cls, v.whole(m.get("count", 1), f"{rw}.count", minimum=1, maximum=128),
                                  tuple(same), tuple(selectors)))
     return tuple(out)
+
+
+def _member(b: PodBuilder, group: str | tuple[str, tuple[DeviceRequest, ...]]) -> PodBuilder:
+    """A member of ``group``: its name, or (once the createPods step knows the group) its name and devices."""
+    return in_group(b, *group) if isinstance(group, tuple) else in_group(b, group)
 
 
 def _gate_names(c: Context, raw: Any, w: str) -> tuple[str, ...]:
@@ -194,15 +202,15 @@ POD_FIELDS: tuple[PodField, ...] = (
     PodField("tolerations", "taints the pod tolerates: key, value (none: any value), effect (NoSchedule)",
              listing(ref("toleration")), _tolerations, _apply_tolerations),
     PodField("devices", "devices through a DRA claim of the pod's own: class, count, sameAttribute, selector",
-             {"anyOf": [ref("deviceRequest"), listing(ref("deviceRequest"), 1)]}, _devices,
+             DEVICES, read_devices,
              lambda b, requests: b.devices(*requests), needs="devices"),
     PodField("schedulingGates", "scheduling gates the pod is created with (names such as schedgate.io/hold): "
                                 "no scheduler takes it until a step removes them (patch spec.schedulingGates)",
              ref("names"), _gate_names,
              lambda b, names: b.manifest({"spec": {"schedulingGates": [{"name": n} for n in names]}})),
     PodField("podGroup", "the PodGroup (Kubernetes' own gang, a createPodGroup step's) the pod is a member of: "
-                         "spec.schedulingGroup.podGroupName", DNS, lambda c, x, w: c.v.dns_label(x, w),
-             in_group),
+                         "spec.schedulingGroup.podGroupName; it uses the group's claim if the group has devices",
+             DNS, lambda c, x, w: c.v.dns_label(x, w), _member),
     PodField("pod", "a Pod manifest fragment (metadata, spec), merged over the shorthand fields; checked against "
                     "the pinned API's schema when the file loads", {"type": "object"},
              lambda c, x, w: pod_fragment(c.v, x, w), lambda b, fragment: b.manifest(fragment), merge=merged),

@@ -48,6 +48,8 @@ FEATURES: Mapping[str, Feature] = {
                                  serves=("scheduling.k8s.io/v1beta1",)),
     "TopologyAwareWorkloadScheduling": Feature((1, 36), "places a PodGroup's members inside one domain of a "
                                                         "topology key (needs GenericWorkload)", gate=True),
+    "DRAWorkloadResourceClaims": Feature((1, 36), "lets a PodGroup hold ResourceClaims its members share, "
+                                                  "reserved for the group (needs GenericWorkload)", gate=True),
 }
 
 

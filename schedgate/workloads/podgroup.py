@@ -7,33 +7,48 @@ GangScheduling plugin binds none of them until ``minCount`` can be placed togeth
     create_pod_group(cluster, ns, "train", min_count=4)
     pods = [in_group(gpu_pod(f"train-{i}", gpus=8), "train").create(ns) for i in range(4)]
 
-Scenario files say the same with ``createPodGroup`` and the pod field ``podGroup``.
+Devices the whole group shares (feature ``DRAWorkloadResourceClaims``): one ResourceClaim, made from a
+template by the resourceclaim controller for the group, reserved for the PodGroup, used by every member::
+
+    nvlink = [DeviceRequest("gpu.schedgate.io", 4, same=("gpu.schedgate.io/nvlinkDomain",))]
+    create_pod_group(cluster, ns, "train", min_count=2, devices=nvlink)
+    pods = [in_group(make_pod(f"train-{i}"), "train", devices=nvlink).create(ns) for i in range(2)]
+
+Scenario files say the same with ``createPodGroup`` (``devices``) and the pod field ``podGroup``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+from kubernetes import client as k8s
+
 from schedgate.cluster import Cluster
+from schedgate.kube.api import create_or_keep
 from schedgate.kube.objects import Objects, Ref
 from schedgate.objects.builders import PodBuilder
+from schedgate.objects.claims import DeviceRequest, claim_template, template_name
 from schedgate.objects.pods import Namespace
 
 GROUP, VERSION = "scheduling.k8s.io", "v1beta1"
 API = f"{GROUP}/{VERSION}"
 FEATURE = "GenericWorkload"  # the gate that serves it (beta in 1.37, off by default)
 TOPOLOGY = "TopologyAwareWorkloadScheduling"  # the gate of a group's topology constraint (alpha in 1.37)
+CLAIMS = "DRAWorkloadResourceClaims"  # the gate of a group's own claims (beta in 1.37, off by default)
+GROUP_CLAIM = "group-devices"  # the group's claim's name, in the PodGroup and in each member
 
 
 DISRUPTION_MODES = ("Single", "All")
 
 
 def pod_group(name: str, min_count: int, topology_key: str | None = None, *, priority_class: str | None = None,
-              disruption_mode: str | None = None) -> dict[str, Any]:
+              disruption_mode: str | None = None, devices: Sequence[DeviceRequest] = ()) -> dict[str, Any]:
     """The PodGroup manifest: a gang of at least ``min_count`` members, all inside one domain of
     ``topology_key`` (a node label such as a rack's) if given. ``priority_class`` is the group's (its
     members must have the same priority); ``disruption_mode`` ``All``: a preemption takes all its members
-    or none (``Single``, the API's default: each member on its own)."""
+    or none (``Single``, the API's default: each member on its own). ``devices``: the group's own claim
+    (:data:`GROUP_CLAIM`), from the template :func:`create_pod_group` makes."""
     spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": min_count}}}
     if topology_key is not None:
         spec["schedulingConstraints"] = {"topology": [{"key": topology_key}]}
@@ -41,16 +56,30 @@ def pod_group(name: str, min_count: int, topology_key: str | None = None, *, pri
         spec["priorityClassName"] = priority_class
     if disruption_mode is not None:
         spec["disruptionMode"] = {disruption_mode.lower(): {}}
+    if devices:
+        spec["resourceClaims"] = [{"name": GROUP_CLAIM, "resourceClaimTemplateName": template_name(devices)}]
     return {"apiVersion": API, "kind": "PodGroup", "metadata": {"name": name}, "spec": spec}
 
 
-def in_group(builder: PodBuilder, group: str) -> PodBuilder:
-    """The pod as a member of PodGroup ``group``."""
-    return builder.manifest({"spec": {"schedulingGroup": {"podGroupName": group}}})
+def in_group(builder: PodBuilder, group: str, devices: Sequence[DeviceRequest] = ()) -> PodBuilder:
+    """The pod as a member of PodGroup ``group``, using the group's claim if it has ``devices`` (the same
+    requests the group was made with)."""
+    b = builder.manifest({"spec": {"schedulingGroup": {"podGroupName": group}}})
+    return b.share_claim(GROUP_CLAIM, template_name(devices)) if devices else b
 
 
 def create_pod_group(cluster: Cluster, ns: Namespace, name: str, min_count: int, topology_key: str | None = None,
-                     **fields: str) -> Ref:
-    """Create the PodGroup in ``ns`` (it goes with the namespace); ``fields``: :func:`pod_group`'s."""
+                     devices: Sequence[DeviceRequest] = (), **fields: str) -> Ref:
+    """Create the PodGroup in ``ns`` (it goes with the namespace), and first the template of its claim if it
+    has ``devices``; ``fields``: :func:`pod_group`'s."""
     cluster.settle()
-    return Objects(cluster.api, ns.name).create(pod_group(name, min_count, topology_key, **fields))
+    if devices:
+        make_claim_template(cluster, ns.name, devices)
+    return Objects(cluster.api, ns.name).create(pod_group(name, min_count, topology_key, devices=devices,
+                                                          **fields))
+
+
+def make_claim_template(cluster: Cluster, namespace: str, devices: Sequence[DeviceRequest]) -> None:
+    """The ResourceClaimTemplate of ``devices`` in ``namespace`` (one already there is kept)."""
+    create_or_keep(k8s.ResourceV1Api(cluster.api).create_namespaced_resource_claim_template, namespace,
+                   claim_template(devices))

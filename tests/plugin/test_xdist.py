@@ -79,7 +79,7 @@ def test_scenario_files_on_one_extra_cluster_are_one_work_unit_and_run_one_after
     listed = [x.split("::")[0] for x in serial.stdout.splitlines() if "::" in x]
     scopes = [cluster_scope(pytestconfig, x) for x in listed]
     runs = [s for i, s in enumerate(scopes) if s and (i == 0 or scopes[i - 1] != s)]
-    assert len(runs) == len(set(runs)) == 7, list(zip(listed, scopes, strict=True))
+    assert len(runs) == len(set(runs)) == 8, list(zip(listed, scopes, strict=True))
 
 
 def test_the_existing_provider_refuses_workers(tmp_path: Path) -> None:
