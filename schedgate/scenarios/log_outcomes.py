@@ -76,7 +76,11 @@ class Attempts(DeclaredOutcome):
                                      f"expected at least {low}") from None
             got = seen(key)[0]
             if high is not None and got > high:
-                raise AssertionError(f"pod {name} had {got} scheduling attempts; expected at most {high}")
+                log = read_logs(paths, namespaces={r.ns.name}).get(key)
+                why = "; ".join(f"attempt {i}: {a.failure[:300]}" for i, a in enumerate(log.attempts if log else [], 1)
+                                if a.failure)
+                raise AssertionError(f"pod {name} had {got} scheduling attempts; expected at most {high}"
+                                     + (f" ({why})" if why else ""))
             if self.hold and high is not None:
                 self._hold(name, lambda key=key: seen(key)[0], high)  # type: ignore[misc]
                 got = seen(key)[0]
