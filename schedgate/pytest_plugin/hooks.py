@@ -40,6 +40,7 @@ from schedgate.pytest_plugin.items import (  # noqa: F401  (fixtures)
     ScenarioItem,
     collect_file,
     group_by_cluster,
+    judge_known_bug,
     release_unneeded,
     scenario_run,
     schedgate_extra_clusters,
@@ -165,6 +166,7 @@ def _skip_not_here() -> Generator[None, None, None]:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     outcome = yield
     rep = outcome.get_result()
+    judge_known_bug(item, call, rep)
     if rep.when == "call":
         rep.schedgate_figures = figures_of(item)  # a plain attribute: pytest-xdist carries it to the controller
     state = state_of(item)

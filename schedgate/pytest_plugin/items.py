@@ -11,6 +11,7 @@ scenario written for one profile runs against your build or a mutant.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,6 +35,7 @@ from schedgate.scenarios.run import Run
 from schedgate.spec.cluster import ClusterDefinition
 from schedgate.spec.features import as_written, skip_reason
 from schedgate.spec.schedconfig import SchedulerConfig
+from schedgate.spec.versions import KnownBug
 
 
 def scenario_of(config: pytest.Config, path: Path) -> Scenario:
@@ -135,6 +137,22 @@ def schedgate_extra_clusters(pytestconfig: pytest.Config) -> Iterator[ExtraClust
 
 
 _EXTRA = pytest.StashKey[ExtraClusters]()
+KNOWN_BUG = pytest.StashKey[KnownBug]()  # the file's known bug, on a version it affects
+
+
+def judge_known_bug(item: pytest.Item, call: pytest.CallInfo[None], rep: pytest.TestReport) -> None:
+    """A file failing as its known bug makes it fail is xfailed (pytest did that); one failing for another
+    reason is a failure, naming what was expected."""
+    bug = item.stash.get(KNOWN_BUG, None)
+    if bug is None or rep.when != "call" or not hasattr(rep, "wasxfail") or call.excinfo is None:
+        return
+    said = str(call.excinfo.value)
+    if not re.search(bug.fails_with, said):
+        rep.outcome = "failed"
+        del rep.wasxfail
+        first = said.strip().splitlines()[0] if said.strip() else call.excinfo.typename
+        rep.longrepr = (f"schedgate: failed, but not as known bug {bug.issue} makes it fail "
+                        f"(/{bug.fails_with}/ not in its message): {first}")
 
 
 def release_unneeded(item: pytest.Item, nextitem: pytest.Item | None) -> None:
@@ -229,6 +247,10 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
                           lambda: read_feature_gates(cluster.api))
     if too_old:
         pytest.skip(too_old)
+    bug = scenario.known_bug
+    if bug is not None and bug.affects.holds(cluster.kubernetes_version):
+        item.stash[KNOWN_BUG] = bug
+        item.add_marker(pytest.mark.xfail(strict=True, reason=bug.reason(cluster.kubernetes_version)))
     state = item_state(item, cluster)
     ns = cluster.new_namespace(scenario.name)
     state.namespaces.append(ns)

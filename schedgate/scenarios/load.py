@@ -52,6 +52,7 @@ from schedgate.spec.roles import SCENARIO_ROLES, role
 from schedgate.spec.schedconfig import SchedulerConfig, load_scheduler_config, parse_scheduler_config
 from schedgate.spec.shipped import resolve_user_path, shipped
 from schedgate.spec.validate import Validator, kind_of
+from schedgate.spec.versions import KnownBug, read_known_bug
 from schedgate.spec.yamlfile import read_yaml
 
 T = TypeVar("T")
@@ -88,6 +89,7 @@ class Scenario:
     # What it needs of nodes that are API objects only ("adds", "overcommits": scenarios.needs.NODE_OBJECTS) ->
     # the first step field that needs it: a provider that cannot give it skips the file before it starts.
     node_objects: Mapping[str, str] = field(default_factory=dict)
+    known_bug: KnownBug | None = None  # an upstream bug it shows on some versions (spec.versions)
 
 
 
@@ -103,7 +105,7 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
     v = Validator(str(p), lines)
     m = v.mapping(doc, "", required=("apiVersion", "kind", "name", "cluster", "steps"),
                   allowed=("apiVersion", "kind", "name", "description", "cluster", "scheduler", "requires", "templates",
-                           "steps"))
+                           "steps", "knownBug"))
     if m["apiVersion"] != API_VERSION:
         v.fail("apiVersion", f"must be {API_VERSION}, got {m['apiVersion']!r}")
     if m["kind"] != KIND:
@@ -123,6 +125,7 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
         if scheduler.black_box is not None and not scheduler.black_box.named:
             v.fail("scheduler", f"{scheduler.source}: a BlackBoxScheduler named by a scenario file needs its "
                                 "own schedulerName (only one standing in for a profile or role may leave it out)")
+    known_bug = read_known_bug(v, m["knownBug"]) if "knownBug" in m else None
     needs = requires(v, m.get("requires"))
     for cap, where in found(m).items():
         needs.setdefault(cap, where)
@@ -139,7 +142,7 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
     steps = tuple(_step(parser, s, i) for i, s in enumerate(raw_steps))
     return Scenario(name=name, description=description.strip(), source=str(p), definition=definition,
                     scheduler=scheduler, steps=steps, pods=tuple(parser.created), needs=needs,
-                    node_objects=node_objects(m),
+                    node_objects=node_objects(m), known_bug=known_bug,
                     has_devices=bool(definition.device_classes)
                     or any(n.devices for n in [*definition.nodes(), *parser.added.values()]))
 

@@ -92,6 +92,15 @@ TYPES: dict[str, Schema] = {
     "addNodes.nodes": listing(NODE_OR_MANIFEST, 1),
     "Scenario.apiVersion": {"const": API_VERSION}, "Scenario.kind": {"const": load.KIND}, "Scenario.name": DNS,
     "Scenario.description": {"type": "string"}, "Scenario.steps": listing(ref("step"), 1),
+    "Scenario.knownBug": {
+        "type": "object", "required": ["issue", "affects", "failsWith"], "additionalProperties": False,
+        "description": "an upstream bug the file shows on some versions: there it must fail so (xfail, strict)",
+        "properties": {
+            "issue": {**STR, "pattern": r"^[A-Za-z0-9][-A-Za-z0-9_.]*/[A-Za-z0-9][-A-Za-z0-9_.]*#\d+$",
+                      "description": "owner/repo#number: kubernetes/kubernetes#140053"},
+            "affects": {**STR, "description": "the versions it affects: comparators, all of which hold "
+                                              "('>=1.35.0 <1.37.0')"},
+            "failsWith": {**STR, "description": "a regular expression the failure's message matches there"}}},
     "Scenario.requires": {**listing({"enum": [*CAPABILITIES, *FEATURES]}, 0),
                           "description": "what it needs of the scheduler under test that its steps do not show, "
                                          "and Kubernetes features older minors have off by default"},

@@ -26,6 +26,7 @@ REPORT = """<?xml version="1.0" encoding="utf-8"?>
   <testcase classname="e2e.test_rollback_causes.TestThem" name="test_e"/>
   <testcase classname="e2e.scenarios.hard-constraint.scenario.yaml" name="gpu-pod-needs-network"/>
   <testcase classname="e2e.scenarios.cache-changes.scenario.yaml" name="x"><error message="setup"/></testcase>
+  <testcase classname="e2e.bugs.k8s-1.scenario.yaml" name="b"><skipped type="pytest.xfail" message="known"/></testcase>
 </testsuite></testsuites>
 """
 
@@ -35,10 +36,10 @@ def test_a_file_counts_as_passed_only_if_the_report_ran_it_and_none_of_its_tests
     report.write_text(REPORT)
     files = ["e2e/test_capacity.py", "e2e/test_gangs.py", "e2e/test_rollback.py", "e2e/test_rollback_causes.py",
              "e2e/scenarios/hard-constraint.scenario.yaml", "e2e/scenarios/cache-changes.scenario.yaml",
-             "e2e/test_shared_slots.py", "e2e/test_cap.py"]
+             "e2e/test_shared_slots.py", "e2e/test_cap.py", "e2e/bugs/k8s-1.scenario.yaml"]
     passed, rest = junit_passed(report, files)
     assert passed == ["e2e/test_capacity.py", "e2e/test_rollback_causes.py",
-                      "e2e/scenarios/hard-constraint.scenario.yaml"]
+                      "e2e/scenarios/hard-constraint.scenario.yaml", "e2e/bugs/k8s-1.scenario.yaml"]
     # failed, only skipped, errored, never ran, and a name that is only a prefix of one that ran
     assert rest == ["e2e/test_gangs.py", "e2e/test_rollback.py", "e2e/scenarios/cache-changes.scenario.yaml",
                     "e2e/test_shared_slots.py", "e2e/test_cap.py"]

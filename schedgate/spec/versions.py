@@ -1,0 +1,82 @@
+"""Kubernetes version ranges, and a scenario file's known bug: the upstream issue, the versions it affects
+and the failure it causes there.
+
+::
+
+    knownBug:
+      issue: kubernetes/kubernetes#140053
+      affects: ">=1.37.0"               # comparators, all of which hold: >=, >, <=, <, ==; 1.37 is 1.37.0
+      failsWith: "result=error"         # a regular expression the failure's message matches
+
+On an affected version the file is expected to fail with that message (pytest's xfail, strict): a pass
+there is reported as a failure that asks whether the bug is fixed, and a failure for another reason stays
+a failure. On any other version the file must pass.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from schedgate.spec.validate import Validator
+
+_COMPARATOR = re.compile(r"^(>=|<=|==|>|<)v?(\d+)\.(\d+)(?:\.(\d+))?$")
+_ISSUE = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_.]*/[A-Za-z0-9][-A-Za-z0-9_.]*#\d+$")
+_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
+
+Version = tuple[int, int, int]
+
+
+def parse_version(text: str) -> Version | None:
+    """``v1.37.2``, ``1.37`` (patch 0) -> (1, 37, 2); None for what is not a version."""
+    m = _VERSION.match(text.strip())
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)) if m else None
+
+
+@dataclass(frozen=True)
+class VersionRange:
+    text: str
+    comparators: tuple[tuple[str, Version], ...]
+
+    def holds(self, version: str) -> bool:
+        got = parse_version(version)
+        if got is None:
+            return False
+        tests = {">=": got.__ge__, "<=": got.__le__, ">": got.__gt__, "<": got.__lt__, "==": got.__eq__}
+        return all(tests[op](want) for op, want in self.comparators)
+
+
+def read_range(v: Validator, raw: Any, where: str) -> VersionRange:
+    text = v.string(raw, where)
+    comparators = []
+    for part in text.split():
+        m = _COMPARATOR.match(part)
+        if not m:
+            v.fail(where, f"{part!r} is not a version comparator (>=, >, <=, < or == and a version such as "
+                          "1.36 or 1.36.2): e.g. '>=1.35.0 <1.37.0'")
+        comparators.append((m.group(1), (int(m.group(2)), int(m.group(3)), int(m.group(4) or 0))))
+    if not comparators:
+        v.fail(where, "is empty: give comparators such as '>=1.35.0 <1.37.0'")
+    return VersionRange(text, tuple(comparators))
+
+
+@dataclass(frozen=True)
+class KnownBug:
+    issue: str
+    affects: VersionRange
+    fails_with: str
+
+    def reason(self, version: str) -> str:
+        return (f"known bug {self.issue} on Kubernetes {version} (affects {self.affects.text}): expected to fail "
+                f"with /{self.fails_with}/; a pass here means it is fixed here?")
+
+
+def read_known_bug(v: Validator, raw: Any, where: str = "knownBug") -> KnownBug:
+    m = v.mapping(raw, where, required=("issue", "affects", "failsWith"), allowed=("issue", "affects", "failsWith"))
+    issue = v.string(m["issue"], f"{where}.issue")
+    if not _ISSUE.match(issue):
+        v.fail(f"{where}.issue", f"must name an upstream issue as owner/repo#number "
+                                 f"(kubernetes/kubernetes#140053), got {issue!r}")
+    return KnownBug(issue, read_range(v, m["affects"], f"{where}.affects"),
+                    v.regex(m["failsWith"], f"{where}.failsWith"))

@@ -1,0 +1,60 @@
+"""Version ranges and a scenario file's known bug (spec.versions): what holds where, and one line for each
+mistake, naming the file, the field and the line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from schedgate.errors import DefinitionError
+from schedgate.scenarios.load import load_scenario
+from schedgate.spec.validate import Validator
+from schedgate.spec.versions import parse_version, read_range
+
+ROOT = Path(__file__).resolve().parents[3]
+BUG = ROOT / "e2e/bugs/k8s-140053-group-claim-prebind.scenario.yaml"
+
+
+@pytest.mark.parametrize("text, version, holds", [
+    (">=1.37.0", "v1.37.2", True), (">=1.37.0", "v1.36.3", False), (">=1.35.0 <1.37.0", "v1.36.3", True),
+    (">=1.35.0 <1.37.0", "v1.37.0", False), ("==1.36.2", "1.36.2", True), ("<=1.36", "v1.36.1", False),
+    (">1.36", "v1.36.1", True), (">=1.35", "not a version", False),
+])
+def test_a_range_holds_where_every_comparator_does(text, version, holds):
+    assert read_range(Validator("f.yaml"), text, "knownBug.affects").holds(version) is holds
+
+
+def test_versions_read_with_or_without_v_and_patch():
+    assert parse_version("v1.37.2") == (1, 37, 2) and parse_version("1.36") == (1, 36, 0)
+    assert parse_version("kubernetes") is None
+
+
+def test_the_gallery_file_names_its_issue_and_where_it_shows():
+    bug = load_scenario(BUG).known_bug
+    assert bug is not None and bug.issue == "kubernetes/kubernetes#140053"
+    assert bug.affects.holds("v1.37.2") and not bug.affects.holds("v1.36.3")
+    assert "fixed here?" in bug.reason("v1.37.2")
+
+
+@pytest.mark.parametrize("old, new, problem", [
+    ('affects: ">=1.37.0"', 'affects: "1.37+"',
+     "knownBug.affects: '1.37+' is not a version comparator (>=, >, <=, < or == and a version such as 1.36 or "
+     "1.36.2): e.g. '>=1.35.0 <1.37.0' (line 16)"),
+    ("issue: kubernetes/kubernetes#140053", "issue: kubernetes#140053",
+     "knownBug.issue: must name an upstream issue as owner/repo#number (kubernetes/kubernetes#140053), got "
+     "'kubernetes#140053' (line 15)"),
+    ("failsWith: got allocated elsewhere in the meantime", "failsWith: '(unclosed'",
+     "knownBug.failsWith: not a valid regular expression"),
+    ("failsWith: got allocated elsewhere in the meantime", "says: got allocated",
+     "knownBug.says: unknown field (allowed: issue, affects, failsWith) (line 17)"),
+])
+def test_a_known_bug_written_wrong_is_one_line(tmp_path, old, new, problem):
+    text = BUG.read_text().replace("../../clusters/", f"{ROOT}/clusters/")
+    assert old in text
+    path = tmp_path / "b.scenario.yaml"
+    path.write_text(text.replace(old, new, 1))
+    with pytest.raises(DefinitionError) as e:
+        load_scenario(path)
+    assert problem in str(e.value)
+    assert len(str(e.value).splitlines()) == 1
