@@ -17,6 +17,7 @@ from schedgate.scenarios.template import POD_FIELDS
 from schedgate.spec.blackbox import CAPABILITIES
 from schedgate.spec.features import FEATURES
 from schedgate.spec.validate import Validator
+from schedgate.spec.versions import KUBERNETES, version_need
 
 # Step and outcome names that need a capability, wherever they appear.
 BY_KEY = {
@@ -46,8 +47,14 @@ def requires(v: Validator, raw: Any) -> dict[str, str]:
         v.fail("requires", f"must be a list of capabilities or Kubernetes features (known: {known})")
     out: dict[str, str] = {}
     for i, cap in enumerate(raw):
-        if not isinstance(cap, str) or (cap not in CAPABILITIES and cap not in FEATURES):
-            v.fail(f"requires[{i}]", f"unknown capability or feature {cap!r} (known: {known})")
+        if isinstance(cap, str) and cap.startswith(KUBERNETES):
+            try:
+                version_need(cap)
+            except ValueError as e:
+                v.fail(f"requires[{i}]", f"Kubernetes versions: {e}")
+        elif not isinstance(cap, str) or (cap not in CAPABILITIES and cap not in FEATURES):
+            v.fail(f"requires[{i}]", f"unknown capability or feature {cap!r} (known: {known}; or Kubernetes "
+                                     "versions: kubernetes>=1.37)")
         out[cap] = f"requires[{i}]"
     return out
 

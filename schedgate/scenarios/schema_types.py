@@ -101,9 +101,12 @@ TYPES: dict[str, Schema] = {
             "affects": {**STR, "description": "the versions it affects: comparators, all of which hold "
                                               "('>=1.35.0 <1.37.0')"},
             "failsWith": {**STR, "description": "a regular expression the failure's message matches there"}}},
-    "Scenario.requires": {**listing({"enum": [*CAPABILITIES, *FEATURES]}, 0),
+    "Scenario.requires": {**listing({"anyOf": [{"enum": [*CAPABILITIES, *FEATURES]}, {
+        "type": "string", "pattern": r"^kubernetes *((>=|<=|==|>|<)v?\d+\.\d+(\.\d+)? *)+$",
+        "description": "Kubernetes versions, all of whose comparators hold: kubernetes>=1.37"}]}, 0),
                           "description": "what it needs of the scheduler under test that its steps do not show, "
-                                         "and Kubernetes features older minors have off by default"},
+                                         "Kubernetes features older minors have off by default, and "
+                                         "Kubernetes versions (elsewhere the file skips)"},
     "Scenario.cluster": {"anyOf": [{**STR, "description": "a cluster definition file"}, ref("cluster")]},
     "Scenario.scheduler": {"anyOf": [CONFIG, {"type": "object", "description": "an inline configuration"}]},
     "Scenario.templates": {"type": "object", "propertyNames": DNS, "additionalProperties": ref("template")},

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from schedgate.spec.gates import Gates
+from schedgate.spec.versions import version_need
 
 if TYPE_CHECKING:
     from schedgate.spec.cluster import ClusterDefinition
@@ -96,6 +97,10 @@ def skip_reason(needs: Mapping[str, str], version: str, what: str,
                 gates: Callable[[], Mapping[str, bool]] | None = None) -> str | None:
     """One line saying why ``what`` cannot run on Kubernetes ``version``, or None when it can. ``gates``
     reads the cluster's feature gates (name -> on), asked only when a gated feature is needed."""
+    for entry, where in needs.items():
+        versions = version_need(entry)
+        if versions is not None and not versions.holds(version):
+            return f"schedgate: {what} needs Kubernetes {versions.text} ({where}); this cluster's is {version}"
     off = off_by_default(needs, version)
     if off:
         name, where = off[0]

@@ -47,18 +47,37 @@ class VersionRange:
         return all(tests[op](want) for op, want in self.comparators)
 
 
-def read_range(v: Validator, raw: Any, where: str) -> VersionRange:
-    text = v.string(raw, where)
+def parse_range(text: str) -> VersionRange:
+    """``>=1.35.0 <1.37.0``; a ValueError saying what is wrong otherwise."""
     comparators = []
     for part in text.split():
         m = _COMPARATOR.match(part)
         if not m:
-            v.fail(where, f"{part!r} is not a version comparator (>=, >, <=, < or == and a version such as "
-                          "1.36 or 1.36.2): e.g. '>=1.35.0 <1.37.0'")
+            raise ValueError(f"{part!r} is not a version comparator (>=, >, <=, < or == and a version such as "
+                             "1.36 or 1.36.2): e.g. '>=1.35.0 <1.37.0'")
         comparators.append((m.group(1), (int(m.group(2)), int(m.group(3)), int(m.group(4) or 0))))
     if not comparators:
-        v.fail(where, "is empty: give comparators such as '>=1.35.0 <1.37.0'")
-    return VersionRange(text, tuple(comparators))
+        raise ValueError("is empty: give comparators such as '>=1.35.0 <1.37.0'")
+    return VersionRange(text.strip(), tuple(comparators))
+
+
+def read_range(v: Validator, raw: Any, where: str) -> VersionRange:
+    text = v.string(raw, where)
+    try:
+        return parse_range(text)
+    except ValueError as e:
+        v.fail(where, str(e))
+
+
+KUBERNETES = "kubernetes"  # a requires: entry naming versions: kubernetes>=1.37, "kubernetes >=1.35 <1.37"
+
+
+def version_need(entry: str) -> VersionRange | None:
+    """The range of a ``requires:`` entry that names Kubernetes versions, None for any other entry; a
+    ValueError for one that starts so but is no range."""
+    if not entry.startswith(KUBERNETES):
+        return None
+    return parse_range(entry[len(KUBERNETES):])
 
 
 @dataclass(frozen=True)

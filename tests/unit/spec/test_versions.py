@@ -58,3 +58,32 @@ def test_a_known_bug_written_wrong_is_one_line(tmp_path, old, new, problem):
         load_scenario(path)
     assert problem in str(e.value)
     assert len(str(e.value).splitlines()) == 1
+
+
+def test_requires_names_kubernetes_versions_and_a_version_outside_skips_naming_both():
+    from schedgate.spec.features import skip_reason
+    needs = {"kubernetes>=1.37": "requires[0]"}
+    assert skip_reason(needs, "v1.37.2", "f.yaml") is None
+    assert skip_reason(needs, "v1.36.3", "f.yaml") == (
+        "schedgate: f.yaml needs Kubernetes >=1.37 (requires[0]); this cluster's is v1.36.3")
+    assert skip_reason({"kubernetes >=1.35 <1.37": "requires[1]"}, "v1.37.2", "f.yaml").endswith(
+        "needs Kubernetes >=1.35 <1.37 (requires[1]); this cluster's is v1.37.2")
+
+
+@pytest.mark.parametrize("entry, problem", [
+    ("kubernetes>=1.37", None),
+    ("kubernetes=1.37", "requires[0]: Kubernetes versions: '=1.37' is not a version comparator"),
+    ("kubernetes", "requires[0]: Kubernetes versions: is empty"),
+])
+def test_a_kubernetes_version_in_requires_is_checked_when_the_file_loads(tmp_path, entry, problem):
+    text = BUG.read_text().replace("../../clusters/", f"{ROOT}/clusters/").replace(
+        "requires: [GenericWorkload, DRAWorkloadResourceClaims]",
+        f"requires: ['{entry}', GenericWorkload, DRAWorkloadResourceClaims]")
+    path = tmp_path / "b.scenario.yaml"
+    path.write_text(text)
+    if problem is None:
+        assert load_scenario(path).needs[entry] == "requires[0]"
+        return
+    with pytest.raises(DefinitionError) as e:
+        load_scenario(path)
+    assert problem in str(e.value) and len(str(e.value).splitlines()) == 1
