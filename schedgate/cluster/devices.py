@@ -25,13 +25,18 @@ import kubernetes.client as k8s
 from schedgate.errors import ComponentError
 from schedgate.kube.api import ignore_not_found, read_json
 from schedgate.spec.cluster import ClusterDefinition, NodeSpec
-from schedgate.spec.devices import Device, DeviceClassDef
+from schedgate.spec.devices import Counters, Device, DeviceClassDef
 
 MANAGED = {"app.kubernetes.io/managed-by": "schedgate"}
 
 
 def slice_name(node: str, driver: str) -> str:
     return f"{node}-{driver}"[:253].rstrip("-.")
+
+
+def counter_slice_name(node: str, driver: str) -> str:
+    """The slice of the pool's shared counters (DRAPartitionableDevices), beside its devices' slice."""
+    return f"{slice_name(node, driver)[:244].rstrip('-.')}-counters"
 
 
 class SlicePublisher(Protocol):
@@ -41,9 +46,10 @@ class SlicePublisher(Protocol):
     def on_kubelets(self) -> bool:
         """Whether it serves kubelet nodes (a driver there prepares the claims), not API-only ones."""
 
-    def write(self, node: str, driver: str, devices: tuple[Device, ...], generation: int) -> int:
-        """Publish exactly ``devices`` (``generation``: the last one published, 0 if none); returns
-        the pool's generation now, once the API holds them."""
+    def write(self, node: str, driver: str, devices: tuple[Device, ...], generation: int,
+              counters: Counters = ()) -> int:
+        """Publish exactly ``devices`` and the pool's shared ``counters`` (``generation``: the last one
+        published, 0 if none); returns the pool's generation now, once the API holds them."""
 
     def drop(self, node: str, driver: str) -> None:
         """The node's pool of that driver is gone from the API."""
@@ -65,24 +71,36 @@ class ApiSlices:
     res: Any
     on_kubelets: bool = False
 
-    def write(self, node: str, driver: str, devices: tuple[Device, ...], generation: int) -> int:
-        name = slice_name(node, driver)
-        body: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-                "metadata": {"name": name, "labels": dict(MANAGED)},
-                "spec": {"driver": driver, "nodeName": node,
-                         "pool": {"name": node, "generation": generation + 1, "resourceSliceCount": 1},
-                         "devices": [d.to_api() for d in devices]}}
-        cur = ignore_not_found(read_json, self.res.read_resource_slice, name)
-        if cur is None:
-            self.res.create_resource_slice(body)
-        else:
-            body["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"]
-            body["spec"]["pool"]["generation"] = max(generation, cur["spec"]["pool"]["generation"]) + 1
-            self.res.replace_resource_slice(name, body)
-        return int(body["spec"]["pool"]["generation"])
+    def write(self, node: str, driver: str, devices: tuple[Device, ...], generation: int,
+              counters: Counters = ()) -> int:
+        # Shared counters go in a slice of their own (the API allows devices or counters in one slice), in
+        # the same pool and generation: the pool is whole once both are at its newest generation.
+        names = [slice_name(node, driver)] + ([counter_slice_name(node, driver)] if counters else [])
+        current = {n: ignore_not_found(read_json, self.res.read_resource_slice, n) for n in names}
+        gen = max([generation, *(c["spec"]["pool"]["generation"] for c in current.values() if c)]) + 1
+        for name in names:
+            spec: dict[str, Any] = {"driver": driver, "nodeName": node,
+                                    "pool": {"name": node, "generation": gen, "resourceSliceCount": len(names)}}
+            if name == names[0]:
+                spec["devices"] = [d.to_api() for d in devices]
+            else:
+                spec["sharedCounters"] = [{"name": s, "counters": {c: {"value": q} for c, q in cs}}
+                                          for s, cs in counters]
+            body: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                                    "metadata": {"name": name, "labels": dict(MANAGED)}, "spec": spec}
+            cur = current[name]
+            if cur is None:
+                self.res.create_resource_slice(body)
+            else:
+                body["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"]
+                self.res.replace_resource_slice(name, body)
+        if not counters:  # a pool that had counters before has them no more
+            ignore_not_found(self.res.delete_resource_slice, counter_slice_name(node, driver))
+        return int(gen)
 
     def drop(self, node: str, driver: str) -> None:
         ignore_not_found(self.res.delete_resource_slice, slice_name(node, driver))
+        ignore_not_found(self.res.delete_resource_slice, counter_slice_name(node, driver))
 
 
 @dataclass
@@ -95,6 +113,7 @@ class Devices:
     published: dict[tuple[str, str], tuple[int, tuple[Device, ...]]] = field(default_factory=dict)
     classes: dict[str, DeviceClassDef] = field(default_factory=dict)
     offline: dict[str, set[str]] = field(default_factory=dict)  # node -> device names left out
+    counters: dict[tuple[str, str], Counters] = field(default_factory=dict)  # (node, driver) -> as published
 
     @classmethod
     def of(cls, api: k8s.ApiClient, backend: object) -> Devices:
@@ -145,7 +164,7 @@ class Devices:
         for ds in spec.devices:
             drivers.add(ds.driver)
             devices = tuple(d for d in ds.devices if d.name not in out)
-            changed |= self._write(spec.name, ds.driver, devices)
+            changed |= self._write(spec.name, ds.driver, devices, ds.counters)
         for node, driver in [k for k in self.published if k[0] == spec.name and k[1] not in drivers]:
             self._drop(node, driver)
             changed = True
@@ -176,17 +195,19 @@ class Devices:
             raise ComponentError(f"node {spec.name} has no device {unknown[0]!r} "
                                  f"(its devices: {', '.join(sorted(have)) or 'none'})")
 
-    def _write(self, node: str, driver: str, devices: tuple[Device, ...]) -> bool:
+    def _write(self, node: str, driver: str, devices: tuple[Device, ...], counters: Counters = ()) -> bool:
         key = (node, driver)
         generation, have = self.published.get(key, (0, None))
-        if have == devices:
+        if have == devices and self.counters.get(key, ()) == counters:
             return False
-        self.published[key] = (self.slices.write(node, driver, devices, generation), devices)
+        self.published[key] = (self.slices.write(node, driver, devices, generation, counters), devices)
+        self.counters[key] = counters
         return True
 
     def _drop(self, node: str, driver: str) -> None:
         self.slices.drop(node, driver)
         del self.published[(node, driver)]
+        self.counters.pop((node, driver), None)
 
     # -- what the scheduler allocated -----------------------------------------------
     def published_on(self, node: str) -> set[tuple[str, str]]:

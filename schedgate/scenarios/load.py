@@ -129,6 +129,8 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
     needs = requires(v, m.get("requires"))
     for cap, where in found(m).items():
         needs.setdefault(cap, where)
+    if any(ds.counters for n in definition.nodes() for ds in n.devices):
+        needs.setdefault("DRAPartitionableDevices", "cluster: devices' counters")
     definition = turn_on(definition, needs, str(p))  # a gated feature it requires: on, unless the file says
     parser = Parser(path=p, v=v, definition=definition, load_config=load_scheduler_config)
     for t, body in v.mapping(m.get("templates") or {}, "templates").items():

@@ -133,6 +133,12 @@ TYPES: dict[str, Schema] = {
         "type": "object", "description": "attribute -> a string, whole number, boolean or {version: X} for "
         "every device, or a list of them (one per device)"},
     "deviceSet.capacity": {"type": "object", "description": "capacity -> a quantity, or a list (one per device)"},
+    "deviceSet.counters": {"type": "object", "description": "shared counter sets of the node's pool of this driver "
+                           "(DRAPartitionableDevices): set -> counter -> quantity",
+                           "additionalProperties": {"type": "object", "additionalProperties": ref("quantity")}},
+    "deviceSet.consumes": {"description": "what each device draws on the counters: set -> counter -> quantity, "
+                           "or a list (one per device)", "anyOf": [
+                               {"type": "object"}, {"type": "array", "items": {"type": "object"}}]},
     "createPods.devices": {"anyOf": [ref("deviceRequest"), listing(ref("deviceRequest"), 1)]},
     "deviceRequest.class": {**STR, "description": "a DeviceClass of the cluster definition"},
     "deviceRequest.count": whole(1, MAX_DEVICES), "deviceRequest.sameAttribute": {

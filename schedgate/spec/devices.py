@@ -41,7 +41,10 @@ _DRIVER = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
 _DEVICE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _QUANTITY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i?|[mkMGTPE]|)$")
-_SET_FIELDS = ("driver", "count", "name", "names", "attributes", "capacity")
+_SET_FIELDS = ("driver", "count", "name", "names", "attributes", "capacity", "counters", "consumes")
+MAX_COUNTER_SETS = 8     # shared counter sets of one pool (the API's limit)
+MAX_CONSUMED_SETS = 2    # counter sets one device consumes from (the API's limit)
+Counters = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]  # counter set -> (counter, quantity)
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,7 @@ class Device:
     name: str
     attributes: tuple[tuple[str, str, Any], ...] = ()
     capacity: tuple[tuple[str, str], ...] = ()
+    consumes: Counters = ()  # what it takes from its pool's shared counters (a partition of a GPU)
 
     def to_api(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
@@ -58,6 +62,9 @@ class Device:
             out["attributes"] = {k: {t: v} for k, t, v in self.attributes}
         if self.capacity:
             out["capacity"] = {k: {"value": q} for k, q in self.capacity}
+        if self.consumes:
+            out["consumesCounters"] = [{"counterSet": s, "counters": {c: {"value": q} for c, q in cs}}
+                                       for s, cs in self.consumes]
         return out
 
 
@@ -67,10 +74,22 @@ class DeviceSet:
 
     driver: str
     devices: tuple[Device, ...]
+    counters: Counters = ()  # shared counter sets (DRAPartitionableDevices), published in a slice of their own
+
+    def counters_api(self) -> list[dict[str, Any]]:
+        return [{"name": s, "counters": {c: {"value": q} for c, q in cs}} for s, cs in self.counters]
 
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(d.name for d in self.devices)
+
+
+def counters_only_local(definition: Any, provider: str) -> str | None:
+    """Why ``provider`` (not local) does not run a definition whose devices share counters, or None."""
+    if not any(ds.counters for n in definition.nodes() for ds in n.devices):
+        return None
+    return (f"{definition.source}: devices sharing counters (a device set's counters) are published by the local "
+            f"provider; schedgate's DRA driver on {provider} publishes one slice a pool, without counters")
 
 
 def parse_device_sets(v: Validator, raw: Any, where: str) -> tuple[DeviceSet, ...]:
@@ -78,13 +97,22 @@ def parse_device_sets(v: Validator, raw: Any, where: str) -> tuple[DeviceSet, ..
     if not isinstance(raw, list) or not raw:
         v.fail(where, f"must be a non-empty list of device sets, got {kind_of(raw)}")
     by_driver: dict[str, list[Device]] = {}
+    counters: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {}
     for i, item in enumerate(raw):
         sw = f"{where}[{i}]"
         m = v.mapping(item, sw, required=("driver",), allowed=_SET_FIELDS)
         driver = m["driver"]
         if not isinstance(driver, str) or len(driver) > 63 or not _DRIVER.match(driver):
             v.fail(f"{sw}.driver", f"must be a driver name (a DNS subdomain of at most 63), got {short(driver)}")
-        names = _names(v, m, sw)
+        sets = counters.setdefault(driver, {})
+        for name, cs in _counter_sets(v, m["counters"], f"{sw}.counters") if "counters" in m else ():
+            if name in sets:
+                v.fail(f"{sw}.counters.{name}", f"counter set {name!r} of driver {driver} is given twice on this node")
+            sets[name] = cs
+        if len(sets) > MAX_COUNTER_SETS:
+            v.fail(f"{sw}.counters", f"{len(sets)} counter sets of driver {driver} on one node; at most "
+                                     f"{MAX_COUNTER_SETS}")
+        names = [] if "counters" in m and "count" not in m and "names" not in m else _names(v, m, sw)
         devices = by_driver.setdefault(driver, [])
         taken = {d.name for d in devices}
         for j, n in enumerate(names):
@@ -94,10 +122,53 @@ def parse_device_sets(v: Validator, raw: Any, where: str) -> tuple[DeviceSet, ..
             taken.add(n)
         attrs = _per_device(v, m.get("attributes") or {}, f"{sw}.attributes", len(names), _attribute)
         caps = _per_device(v, m.get("capacity") or {}, f"{sw}.capacity", len(names), _quantity)
-        devices += [Device(n, tuple(a[j] for a in attrs), tuple(c[j] for c in caps)) for j, n in enumerate(names)]
+        takes = _consumes(v, m["consumes"], f"{sw}.consumes", len(names), sets) if "consumes" in m else \
+            [()] * len(names)
+        devices += [Device(n, tuple(a[j] for a in attrs), tuple(c[j] for c in caps), takes[j])
+                    for j, n in enumerate(names)]
         if len(devices) > MAX_DEVICES:
             v.fail(f"{sw}.count", f"{len(devices)} devices of driver {driver} on one node; at most {MAX_DEVICES}")
-    return tuple(DeviceSet(d, tuple(devs)) for d, devs in by_driver.items())
+    return tuple(DeviceSet(d, tuple(devs), tuple(counters.get(d, {}).items())) for d, devs in by_driver.items())
+
+
+def _counter_sets(v: Validator, raw: Any, where: str) -> Counters:
+    """``counters:``: counter set -> counter -> quantity (a GPU's memory, its compute slices)."""
+    out = []
+    for name, body in v.mapping(raw, where).items():
+        sw = f"{where}.{name}"
+        if not _DEVICE_NAME.match(str(name)):
+            v.fail(sw, f"must be a counter set name (a DNS label), got {short(name)}")
+        cs = v.mapping(body, sw)
+        if not cs:
+            v.fail(sw, "must give at least one counter: name -> quantity")
+        for c in cs:
+            _attribute_name(v, str(c), f"{sw}.{c}")
+        out.append((str(name), tuple(_quantity(v, str(c), q, f"{sw}.{c}") for c, q in cs.items())))
+    return tuple(out)
+
+
+def _consumes(v: Validator, raw: Any, where: str, count: int, sets: dict[str, tuple[tuple[str, str], ...]]
+              ) -> list[Counters]:
+    """``consumes:`` for every device, or a list of one per device: counter set -> counter -> quantity, each
+    set and counter one the node's ``counters`` of this driver has."""
+    if isinstance(raw, list) and len(raw) != count:
+        v.fail(where, f"lists {len(raw)} values for {count} devices (one per device, or one value for all)")
+    out = []
+    for j, item in enumerate(raw if isinstance(raw, list) else [raw] * count):
+        iw = f"{where}[{j}]" if isinstance(raw, list) else where
+        takes = _counter_sets(v, item, iw)
+        if len(takes) > MAX_CONSUMED_SETS:
+            v.fail(iw, f"a device consumes from at most {MAX_CONSUMED_SETS} counter sets, got {len(takes)}")
+        for name, cs in takes:
+            if name not in sets:
+                v.fail(f"{iw}.{name}", f"no counter set {name!r} of this driver on this node (counters: "
+                                       f"{', '.join(sets) or 'none'})")
+            for c, _ in cs:
+                if c not in dict(sets[name]):
+                    v.fail(f"{iw}.{name}.{c}", f"counter set {name!r} has no counter {c!r} (it has "
+                                               f"{', '.join(k for k, _ in sets[name])})")
+        out.append(takes)
+    return out
 
 
 def _names(v: Validator, m: dict[str, Any], sw: str) -> list[str]:
@@ -114,7 +185,7 @@ def _names(v: Validator, m: dict[str, Any], sw: str) -> list[str]:
                 v.fail(f"{sw}.names[{j}]", f"must be a device name (a DNS label), got {short(n)}")
         return names
     if "count" not in m:
-        v.fail(f"{sw}.count", "required field is missing (or list the devices in 'names')")
+        v.fail(sw, "needs its devices, 'count' (with 'name') or 'names', or only the pool's 'counters'")
     count = v.whole(m["count"], f"{sw}.count", minimum=1, maximum=MAX_DEVICES)
     prefix = m.get("name", "dev")
     if not isinstance(prefix, str) or not _DEVICE_NAME.match(f"{prefix}-{count - 1}"):

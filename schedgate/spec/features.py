@@ -44,6 +44,8 @@ class Feature:
 FEATURES: Mapping[str, Feature] = {
     "DRAExtendedResource": Feature((1, 36), "lets DRA devices serve an extended resource such as nvidia.com/gpu "
                                             "(a DeviceClass's extendedResourceName)"),
+    "DRAPartitionableDevices": Feature((1, 36), "lets devices share a pool's counters (partitions of one GPU: "
+                                                "its memory), which no two allocations may overdraw"),
     "GenericWorkload": Feature((1, 37), "serves Workload and PodGroup in scheduling.k8s.io/v1beta1 and "
                                         "schedules a PodGroup's pods as a group", gate=True,
                                  serves=("scheduling.k8s.io/v1beta1",)),

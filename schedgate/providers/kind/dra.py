@@ -25,7 +25,7 @@ from kubernetes.client.exceptions import ApiException
 from schedgate.errors import ComponentError
 from schedgate.kube.api import create_objects, ignore_not_found, read_json
 from schedgate.kube.watch import MATCH, Check, WaitTimeout, pending, wait_for_items
-from schedgate.spec.devices import Device
+from schedgate.spec.devices import Counters, Device
 
 log = logging.getLogger("schedgate")
 
@@ -92,7 +92,10 @@ class DriverSlices:
         self.core: Any = k8s.CoreV1Api(self.api)
         self.res: Any = k8s.ResourceV1Api(self.api)
 
-    def write(self, node: str, driver: str, devices: tuple[Device, ...], generation: int) -> int:
+    def write(self, node: str, driver: str, devices: tuple[Device, ...], generation: int,
+              counters: Counters = ()) -> int:
+        if counters:  # refused earlier (the kind provider's cannot_run): the driver publishes one slice a pool
+            raise ComponentError(f"node {node}: schedgate's DRA driver on kind publishes no shared counters")
         self._set(node, driver, [d.to_api() for d in devices])
         return self._wait(node, driver, [d.name for d in devices])
 

@@ -59,6 +59,7 @@ from schedgate.runtime.procs import RunDir
 from schedgate.runtime.toolchain import Binaries, ensure_binaries
 from schedgate.spec.agent import agent_only_local
 from schedgate.spec.cluster import ClusterDefinition
+from schedgate.spec.devices import counters_only_local
 from schedgate.spec.schedconfig import default_scheduler_config
 
 log = logging.getLogger("schedgate")
@@ -73,7 +74,7 @@ class KindProvider:
     kubelets_only = True
 
     def cannot_run(self, definition: ClusterDefinition) -> str | None:
-        return too_large(definition) or agent_only_local(definition, "kind")
+        return too_large(definition) or agent_only_local(definition, "kind") or counters_only_local(definition, "kind")
 
     def preflight(self, req: ClusterRequest) -> None:
         """Each problem one line, before anything is built, created or written."""
