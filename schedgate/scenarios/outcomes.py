@@ -166,19 +166,14 @@ class SchedulingError(Refused):
         return scheduling_error(self.message)
 
 
-def _true(p: Parser, body: Any, w: str) -> None:
-    if body is not True:
-        p.v.fail(w, f"must be true, got {body!r}")
+ONCE = "each pod read once, at this step: no wait"  # the meaning of true where an outcome does not wait
 
 
 @dataclass(frozen=True)
-class WhenTrue:
+class WhenTrue(DeclaredOutcome):
     """An outcome written ``NAME: true`` that waits until every pod matches :meth:`matcher`."""
 
-    @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Self:
-        _true(p, body, w)
-        return cls()
+    true: bool = true_body("wait until every pod is so, within the timeout")
 
     def matcher(self) -> Matcher:
         raise NotImplementedError
@@ -190,6 +185,8 @@ class WhenTrue:
 @outcome("gone")
 @dataclass(frozen=True)
 class Gone(WhenTrue):
+    """Deleted: the pod no longer exists."""
+
     def matcher(self) -> Matcher:
         return gone()
 
@@ -220,7 +217,7 @@ class NominatedNode(DeclaredOutcome):
 class Untouched(DeclaredOutcome):
     """Not bound, no PodScheduled condition, no event: no scheduler took the pod."""
 
-    true: bool = true_body("each pod read once, at this step (no wait)")
+    true: bool = true_body(ONCE)
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         for name in pods:
