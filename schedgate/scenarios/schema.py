@@ -206,7 +206,7 @@ def _outcome(name: str) -> Schema:
                                                (_NODE, ref("nodeSet"))) if _error(attempt, value) is None]
     shapes += [_object(name, attempt, where, props=_declared(OUTCOMES[name].parse))] \
         if allowed_fields(attempt, where) is not None else []
-    shapes = shapes or [dict(TYPES[f"expect.{name}"])]  # a mapping of the scenario's own keys (node sets)
+    shapes = shapes or [dict(TYPES[f"expect.{name}"])]  # one no probe fits and no class declares (none now)
     return {**({"description": doc} if doc else {}), **(shapes[0] if len(shapes) == 1 else {"anyOf": shapes})}
 
 

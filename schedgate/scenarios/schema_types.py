@@ -68,7 +68,7 @@ TYPES: dict[str, Schema] = {
     "manifest": {"type": "object", "description": "an object of any kind the pinned API serves"},
     "manifests": listing({"type": "object"}, 1), "patch": {"type": "object", "description": "a merge patch"},
     # Declared on their outcomes (attempts, requeued, metric, overcommitted, evicted, scheduledOn's extras,
-    # running, unbound, notEvicted), so no schema reads these: kept as field names
+    # running, unbound, notEvicted, countsOn), so no schema reads these: kept as field names
     # tests/unit/scenarios/test_schema.py tries on every mapping (its candidates), which no other entry names.
     "never": {**ref("nodeSet"), "description": "default: every other node"}, "distinctNodes": whole(1),
     "attempts.for": {"type": "number", "minimum": 0.1, "maximum": 600,
