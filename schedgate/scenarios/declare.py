@@ -29,6 +29,9 @@ ARG = "schedgate.arg"
 Read = Callable[[Parser, Any, str], Any]  # (the file's parse, the value, where) -> the field's value
 
 
+FIELD, BODY, EXTRA = "field", "body", "extra"  # where a declared value is: see Arg.at
+
+
 @dataclass(frozen=True)
 class Arg:
     key: str
@@ -36,6 +39,14 @@ class Arg:
     schema: Schema
     read: Read
     required: bool = True
+    place: str = FIELD
+
+    def at(self, w: str) -> str:
+        """Where the value is named, ``w`` being the body's: a field of it, the body itself, or (an outcome's
+        extra) a key of its ``expect`` step beside it."""
+        if self.place == BODY:
+            return w
+        return f"{w.rsplit('.', 1)[0] if self.place == EXTRA else w}.{self.key}"
 
 
 def arg(key: str, doc: str, schema: Schema, read: Read, *, default: Any = dataclasses.MISSING) -> Any:
@@ -46,9 +57,24 @@ def arg(key: str, doc: str, schema: Schema, read: Read, *, default: Any = datacl
     return field(default=default, metadata=declared)
 
 
-def args_of(cls: type) -> list[tuple[str, Arg]]:
-    """The declared fields of ``cls``, in order, as (attribute, declaration)."""
-    return [(f.name, f.metadata[ARG]) for f in dataclasses.fields(cls) if ARG in f.metadata]
+def body(doc: str, schema: Schema, read: Read) -> Any:
+    """An outcome's field that is its whole body, one value (a node set, ``true``), not a mapping of fields."""
+    return field(metadata={ARG: Arg("", doc, schema, read, place=BODY)})
+
+
+def extra(key: str, doc: str, schema: Schema, read: Read, *, default: Any) -> Any:
+    """An outcome's field that is key ``key`` of its ``expect`` step, beside it (scheduledOn's ``never``): it
+    registers as one of the outcome's extras (:func:`~schedgate.scenarios.outcomes.outcome`)."""
+    return field(default=default, metadata={ARG: Arg(key, doc, schema, read, required=False, place=EXTRA)})
+
+
+def args_of(cls: type, *places: str) -> list[tuple[str, Arg]]:
+    """The declared fields of ``cls`` (those in ``places``: default, each), in order, as (attribute,
+    declaration)."""
+    if not dataclasses.is_dataclass(cls):
+        return []
+    return [(f.name, a) for f in dataclasses.fields(cls) if (a := f.metadata.get(ARG)) and a.place in (
+        places or (FIELD, BODY, EXTRA))]
 
 
 def read_first(cls: type, p: Parser, m: dict[str, Any], w: str, names: tuple[str, ...]) -> dict[str, Any]:
@@ -56,12 +82,17 @@ def read_first(cls: type, p: Parser, m: dict[str, Any], w: str, names: tuple[str
     that keeps the order an outcome's fields were read in before it was declared (of several wrong fields,
     the one named stays the same)."""
     args = dict(args_of(cls))
-    return {n: args[n].read(p, m[args[n].key], f"{w}.{args[n].key}") for n in names if args[n].key in m}
+    return {n: args[n].read(p, m[args[n].key], args[n].at(w)) for n in names if args[n].key in m}
 
 
-def declared_schema(cls: type) -> dict[str, Schema]:
-    """Each declared key's JSON type with its meaning."""
-    return {a.key: described(a.schema, a.doc) for _, a in args_of(cls)}
+def declared_schema(cls: type, place: str = FIELD) -> dict[str, Schema]:
+    """Each declared key's JSON type with its meaning (of the body's fields, or the outcome's extras)."""
+    return {a.key: described(a.schema, a.doc) for _, a in args_of(cls, place)}
+
+
+def declared_body(cls: type) -> Schema | None:
+    """The JSON type of the body an outcome declares whole (:func:`body`), with its meaning."""
+    return next((described(a.schema, a.doc) for _, a in args_of(cls, BODY)), None)
 
 
 class Declared:
@@ -79,7 +110,7 @@ class Declared:
     @classmethod
     def read(cls, p: Parser, raw: Any, w: str) -> dict[str, Any]:
         """Each declared field's value, by attribute, from the mapping at ``w``."""
-        args = args_of(cls)
+        args = args_of(cls, FIELD)
         keys = tuple(a.key for _, a in args)
         if early := {k: why for k, why in cls.REFUSED.items() if k not in keys}:
             given = p.v.mapping(raw, w, allowed=(*keys, *early))  # before a missing field: the refused one
@@ -104,12 +135,23 @@ class Declared:
 
 
 class DeclaredOutcome(Declared):
-    """An ``expect`` outcome whose body is a mapping of declared fields (its registry passes the whole
-    ``expect`` mapping too, which a declared outcome does not need)."""
+    """An ``expect`` outcome whose body is a mapping of declared fields, or one declared value (:func:`body`);
+    and the keys of the ``expect`` mapping (``m``) it takes beside it (:func:`extra`), read after the body.
+    An outcome with a whole body has its :meth:`rule` called with ``{"": body, extra: value, ...}``."""
 
     @classmethod
     def parse(cls, p: Parser, raw: Any, m: dict[str, Any], w: str) -> Self:  # type: ignore[override]
-        return cls(**cls.read(p, raw, w))
+        return cls(**cls.read_outcome(p, raw, m, w))
+
+    @classmethod
+    def read_outcome(cls, p: Parser, raw: Any, m: dict[str, Any], w: str) -> dict[str, Any]:
+        whole = args_of(cls, BODY)
+        extras = {a.key: m[a.key] for _, a in args_of(cls, EXTRA) if a.key in m}
+        out = dict(cls.rule(p, {"": raw, **extras}, w) or {}) if whole else cls.read(p, raw, w)
+        for name, a in args_of(cls, BODY, EXTRA):
+            if name not in out and (a.place == BODY or a.key in extras):
+                out[name] = a.read(p, raw if a.place == BODY else extras[a.key], a.at(w))
+        return out
 
 
 def one_of(choices: Collection[str]) -> Read:
@@ -119,6 +161,20 @@ def one_of(choices: Collection[str]) -> Read:
             p.v.fail(w, f"must be one of {', '.join(choices)}, got {short(raw)}")
         return str(raw)
     return read
+
+
+TRUE: Schema = {"const": True}
+
+
+def read_true(p: Parser, raw: Any, w: str) -> bool:
+    if raw is not True:
+        p.v.fail(w, f"must be true, got {raw!r}")
+    return True
+
+
+def true_body(doc: str) -> Any:
+    """An outcome's body that is only ``true`` (``gone: true``), with what it means."""
+    return body(doc, TRUE, read_true)
 
 
 def read_timeout(p: Parser, raw: Any, w: str) -> float:

@@ -13,9 +13,17 @@ from schedgate.cluster.node_kinds import _NodeList
 from schedgate.kube.api import read_json
 from schedgate.kube.watch import MATCH, Check, Matcher, fail, pending, wait_for_items
 from schedgate.objects.matchers import describe_pod, evicted, running
-from schedgate.scenarios.declare import DeclaredOutcome, arg, read_first, read_label_key, read_nodes, read_string
+from schedgate.scenarios.declare import (
+    DeclaredOutcome,
+    arg,
+    read_first,
+    read_label_key,
+    read_nodes,
+    read_string,
+    true_body,
+)
 from schedgate.scenarios.jsontypes import BOOL, STR, ref, whole
-from schedgate.scenarios.outcomes import WhenTrue, outcome
+from schedgate.scenarios.outcomes import ONCE, WhenTrue, outcome
 from schedgate.scenarios.parse import MAX_PODS, Parser
 from schedgate.scenarios.run import Run
 
@@ -39,6 +47,8 @@ class Unbound(WhenTrue):
     """Not bound, read once, at this step: put it after a positive signal (e.g. a preemption victim
     ``evicted`` and still terminating: the preemptor must wait for it to be gone)."""
 
+    true: bool = true_body(ONCE)
+
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         for name in pods:
             pod = r.pod(name).refresh()
@@ -51,6 +61,8 @@ class Unbound(WhenTrue):
 class NotEvicted(WhenTrue):
     """Bound and not being deleted, read once at this step: after a positive signal (another pod of the
     same node ``evicted``), the pods whose tolerations keep them there."""
+
+    true: bool = true_body(ONCE)
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         for name in pods:

@@ -2,8 +2,9 @@
 
 An outcome registers with :func:`outcome`; ``about_pods`` says whether the
 ``expect`` step must name ``pods``, ``extras`` the other ``expect`` fields it
-takes (``never``, ``distinctNodes``). Every check waits on a positive signal
-under the step's deadline.
+takes (``never``, ``distinctNodes``: a declared outcome's own, declared with
+:func:`~schedgate.scenarios.declare.extra`). Every check waits on a positive
+signal under the step's deadline.
 """
 
 from __future__ import annotations
@@ -17,7 +18,18 @@ from schedgate.objects.events import summarize
 from schedgate.objects.matchers import gone, nominated, scheduled_on, scheduling_error, scheduling_gated, unschedulable
 from schedgate.objects.metrics import MetricsSnapshot
 from schedgate.scenarios.bounds import BOUND_ATTRS, NUMBER, bounds_read, needs_bound, read_bound
-from schedgate.scenarios.declare import DeclaredOutcome, arg, read_first, read_nodes, read_string
+from schedgate.scenarios.declare import (
+    EXTRA,
+    DeclaredOutcome,
+    arg,
+    args_of,
+    body,
+    extra,
+    read_first,
+    read_nodes,
+    read_string,
+    true_body,
+)
 from schedgate.scenarios.jsontypes import SCALAR, STR, ref, whole
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
@@ -41,7 +53,8 @@ K = TypeVar("K", bound=type)
 
 def outcome(name: str, *, about_pods: bool = True, extras: tuple[str, ...] = ()) -> Callable[[K], K]:
     def register(cls: K) -> K:
-        OUTCOMES[name] = OutcomeKind(cls.parse, about_pods, extras)  # type: ignore[attr-defined]
+        declared = tuple(a.key for _, a in args_of(cls, EXTRA))
+        OUTCOMES[name] = OutcomeKind(cls.parse, about_pods, (*extras, *declared))  # type: ignore[attr-defined]
         return cls
 
     return register
@@ -71,10 +84,10 @@ class Expect:
             v.fail(f"{w}.pods", f"required field is missing (expect {what} is about pods)")
         if not kind.about_pods and "pods" in m:
             v.fail(f"{w}.pods", f"expect {what} is not about pods; remove 'pods'")
-        for extra in extras:
-            if extra in m and extra not in kind.extras:
-                takers = ", ".join(k for k, o in OUTCOMES.items() if extra in o.extras)
-                v.fail(f"{w}.{extra}", f"goes only with {takers}")
+        for x in extras:
+            if x in m and x not in kind.extras:
+                takers = ", ".join(k for k, o in OUTCOMES.items() if x in o.extras)
+                v.fail(f"{w}.{x}", f"goes only with {takers}")
         pods = tuple(p.pod_set(m["pods"], f"{w}.pods")) if "pods" in m else ()
         index = int(w.split("[", 1)[1].split("]", 1)[0])
         return cls(what=what, outcome=kind.parse(p, m[what], m, f"{w}.{what}"), pods=pods, timeout=p.timeout(m, w),
@@ -88,28 +101,25 @@ class Expect:
         return (self.outcome.scheduler,) if isinstance(self.outcome, Metric) else ()
 
 
-@outcome("scheduledOn", extras=("never", "distinctNodes"))
+@outcome("scheduledOn")
 @dataclass(frozen=True)
-class ScheduledOn:
+class ScheduledOn(DeclaredOutcome):
     """Bound inside ``nodes``; never on ``never`` (default: every other node); optionally on N distinct nodes."""
 
-    nodes: tuple[str, ...]
-    never: tuple[str, ...]
-    distinct_nodes: int | None
+    nodes: tuple[str, ...] = body("node and pool names each pod binds inside", ref("nodeSet"), read_nodes)
+    never: tuple[str, ...] = extra("never", "default: every other node", ref("nodeSet"), read_nodes, default=())
+    distinct_nodes: int | None = extra("distinctNodes", "the pods are on exactly this many distinct nodes", whole(1),
+                                       lambda p, x, w: p.v.whole(x, w, minimum=1), default=None)
 
     @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> ScheduledOn:
-        allowed = p.node_set(body, w)
-        chosen = set(allowed)
-        expect = w.rsplit(".", 1)[0]
-        never = p.node_set(m["never"], f"{expect}.never") if "never" in m else \
-            [n for n in p.node_names if n not in chosen]
-        both = sorted(chosen & set(never))
-        if both:
-            p.v.fail(f"{expect}.never", f"nodes both allowed and forbidden: {', '.join(both)}")
-        distinct = p.v.whole(m["distinctNodes"], f"{expect}.distinctNodes", minimum=1) if "distinctNodes" in m \
-            else None
-        return cls(nodes=tuple(allowed), never=tuple(never), distinct_nodes=distinct)
+    def rule(cls, p: Parser, m: dict[str, Any], w: str) -> dict[str, Any]:
+        """The nodes, then never (default: every other node), none of them both, before distinctNodes."""
+        values = read_first(cls, p, m, w, ("nodes", "never"))
+        chosen = set(values["nodes"])
+        values.setdefault("never", tuple(n for n in p.node_names if n not in chosen))
+        if both := sorted(chosen & set(values["never"])):
+            p.v.fail(f"{w.rsplit('.', 1)[0]}.never", f"nodes both allowed and forbidden: {', '.join(both)}")
+        return values
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         r.each(pods, scheduled_on(self.nodes, never=self.never), timeout)
@@ -156,19 +166,14 @@ class SchedulingError(Refused):
         return scheduling_error(self.message)
 
 
-def _true(p: Parser, body: Any, w: str) -> None:
-    if body is not True:
-        p.v.fail(w, f"must be true, got {body!r}")
+ONCE = "each pod read once, at this step: no wait"  # the meaning of true where an outcome does not wait
 
 
 @dataclass(frozen=True)
-class WhenTrue:
+class WhenTrue(DeclaredOutcome):
     """An outcome written ``NAME: true`` that waits until every pod matches :meth:`matcher`."""
 
-    @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Self:
-        _true(p, body, w)
-        return cls()
+    true: bool = true_body("wait until every pod is so, within the timeout")
 
     def matcher(self) -> Matcher:
         raise NotImplementedError
@@ -180,6 +185,8 @@ class WhenTrue:
 @outcome("gone")
 @dataclass(frozen=True)
 class Gone(WhenTrue):
+    """Deleted: the pod no longer exists."""
+
     def matcher(self) -> Matcher:
         return gone()
 
@@ -195,14 +202,11 @@ class SchedulingGated(WhenTrue):
 
 @outcome("nominatedNode")
 @dataclass(frozen=True)
-class NominatedNode:
+class NominatedNode(DeclaredOutcome):
     """``status.nominatedNodeName`` inside the node set (preemption picked it and waits for victims)."""
 
-    nodes: tuple[str, ...]
-
-    @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> NominatedNode:
-        return cls(nodes=tuple(p.node_set(body, w)))
+    nodes: tuple[str, ...] = body("node and pool names one of which each pod is nominated to", ref("nodeSet"),
+                                  read_nodes)
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         r.each(pods, nominated(self.nodes), timeout)
@@ -210,13 +214,10 @@ class NominatedNode:
 
 @outcome("untouched")
 @dataclass(frozen=True)
-class Untouched:
+class Untouched(DeclaredOutcome):
     """Not bound, no PodScheduled condition, no event: no scheduler took the pod."""
 
-    @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Untouched:
-        _true(p, body, w)
-        return cls()
+    true: bool = true_body(ONCE)
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         for name in pods:

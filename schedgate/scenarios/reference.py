@@ -87,6 +87,13 @@ def _mapping(body: Schema) -> Schema:
     return body
 
 
+def _takes(body: Schema) -> str:
+    """An outcome's shapes, each with its meaning where it declares one (``true``: ...)."""
+    shapes = body.get("anyOf") or [body]
+    return " or ".join(type_text(s) + (f" ({_one_line(s['description'])})" if s is not body and s.get(
+        "description") else "") for s in shapes)
+
+
 def steps_page() -> str:
     schema = scenario_schema()
     defs, steps = schema["$defs"], schema["$defs"]["step"]["properties"]
@@ -104,7 +111,7 @@ def steps_page() -> str:
     for name, kind in OUTCOMES.items():
         body = expect["properties"][name]
         out += [f"### `{name}`", "", _one_line(body.get("description", "")) or "(no description)", "",
-                f"Takes: {type_text(body)}" + ("" if kind.about_pods else "; names no `pods`") + ".",
+                f"Takes: {_takes(body)}" + ("" if kind.about_pods else "; names no `pods`") + ".",
                 *_fields(_mapping(body), defs)]
         out += _fields(expect, defs, kind.extras) if kind.extras else []
         out.append("")

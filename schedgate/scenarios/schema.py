@@ -27,7 +27,7 @@ import yaml
 
 from schedgate.errors import DefinitionError
 from schedgate.scenarios import load
-from schedgate.scenarios.declare import Declared, declared_schema
+from schedgate.scenarios.declare import EXTRA, Declared, declared_body, declared_schema
 from schedgate.scenarios.jsontypes import Schema, ref
 from schedgate.scenarios.outcomes import OUTCOMES
 from schedgate.scenarios.parse import Parser
@@ -196,19 +196,26 @@ def _object(context: str, attempt: Attempt | None = None, where: str = "", doc: 
 
 
 def _outcome(name: str) -> Schema:
-    """An outcome's body: each of ``true``, null, a node set and a mapping the loader takes."""
+    """An outcome's body: each of ``true``, null, a node set and a mapping the loader takes; or the one value
+    it declares (its meaning beside the outcome's, as the one shape of an ``anyOf``)."""
     attempt, doc, where = outcome_attempt(name), _doc(OUTCOMES[name].parse), f"{W}.expect.{name}"
+    cls = getattr(OUTCOMES[name].parse, "__self__", None)
+    if isinstance(cls, type) and (whole := declared_body(cls)) is not None:
+        return {"description": doc, "anyOf": [whole]} if doc else whole
     shapes: list[Schema] = [s for value, s in ((True, {"const": True}), (None, {"type": "null"}),
                                                (_NODE, ref("nodeSet"))) if _error(attempt, value) is None]
     shapes += [_object(name, attempt, where, props=_declared(OUTCOMES[name].parse))] \
         if allowed_fields(attempt, where) is not None else []
-    shapes = shapes or [dict(TYPES[f"expect.{name}"])]  # a mapping of the scenario's own keys (node sets)
+    shapes = shapes or [dict(TYPES[f"expect.{name}"])]  # one no probe fits and no class declares (none now)
     return {**({"description": doc} if doc else {}), **(shapes[0] if len(shapes) == 1 else {"anyOf": shapes})}
 
 
 def _expect(attempt: Attempt) -> Schema:
     """``expect``: exactly one outcome; ``pods`` where it is about pods; an extra only with its outcomes."""
-    body = _object("expect", attempt, f"{W}.expect", _doc(STEPS["expect"]), {o: _outcome(o) for o in OUTCOMES})
+    declared = {x: s for k in OUTCOMES.values() if isinstance(c := getattr(k.parse, "__self__", None), type)
+                for x, s in declared_schema(c, EXTRA).items()}  # the extras outcomes declare (scheduledOn's never)
+    body = _object("expect", attempt, f"{W}.expect", _doc(STEPS["expect"]), {**declared, **{
+        o: _outcome(o) for o in OUTCOMES}})
     extras = {x for k in OUTCOMES.values() for x in k.extras}
     body["allOf"] = []
     for o, k in OUTCOMES.items():
