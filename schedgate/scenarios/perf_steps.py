@@ -112,8 +112,9 @@ class MeasurePerformance(Declared):
                              _whole(0, 30), default=0)
     paired_pods: int = arg("pairedPods", "pods of each side in a paired round (100)", whole(10, MAX_PODS),
                            _whole(10, MAX_PODS), default=100)
-    timeout: float = arg("timeout", "seconds (default 30)", TIMEOUT,
-                         lambda p, x, w: p.v.number(x, w, minimum=1, maximum=MAX_SECONDS), default=300.0)
+    timeout: float = arg("timeout", "seconds each wait of a turn may take (default 300)",
+                         {**TIMEOUT, "minimum": 1}, lambda p, x, w: p.v.number(x, w, minimum=1, maximum=MAX_SECONDS),
+                         default=300.0)
 
     @classmethod
     def rule(cls, p: Parser, m: dict[str, Any], w: str) -> dict[str, Any]:
