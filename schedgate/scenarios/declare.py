@@ -155,3 +155,22 @@ def read_label_value(p: Parser, raw: Any, w: str) -> str:
 def read_annotations(p: Parser, raw: Any, w: str) -> tuple[tuple[str, str | None], ...]:
     """key -> value; null removes the annotation."""
     return tuple((k, None if x is None else str(x)) for k, x in p.v.mapping(raw, w).items())
+
+
+BODY = "."  # the key of an outcome's one field that is its whole body (a DeclaredBody)
+
+
+class DeclaredBody(DeclaredOutcome):
+    """An outcome whose body is one value, not a mapping of fields (``devices: [gpu-0, gpu-1]``): its one
+    field is declared with ``arg(BODY, ...)`` and read from the body itself; the JSON Schema and the
+    reference take the body's type from it."""
+
+    @classmethod
+    def read(cls, p: Parser, raw: Any, w: str) -> dict[str, Any]:
+        (name, a), = args_of(cls)
+        return {name: a.read(p, raw, w)}
+
+
+def body_schema(cls: Any) -> Schema | None:
+    """The type of a :class:`DeclaredBody` outcome's body (None for any other class)."""
+    return args_of(cls)[0][1].schema if isinstance(cls, type) and issubclass(cls, DeclaredBody) else None

@@ -27,7 +27,7 @@ import yaml
 
 from schedgate.errors import DefinitionError
 from schedgate.scenarios import load
-from schedgate.scenarios.declare import Declared, declared_schema
+from schedgate.scenarios.declare import Declared, body_schema, declared_schema
 from schedgate.scenarios.jsontypes import Schema, ref
 from schedgate.scenarios.outcomes import OUTCOMES
 from schedgate.scenarios.parse import Parser
@@ -203,6 +203,7 @@ def _outcome(name: str) -> Schema:
     shapes += [_object(name, attempt, where, props=_declared(OUTCOMES[name].parse))] \
         if allowed_fields(attempt, where) is not None else []
     shapes = shapes or [dict(TYPES[f"expect.{name}"])]  # a mapping of the scenario's own keys (node sets)
+    shapes = [dict(body)] if (body := body_schema(getattr(OUTCOMES[name].parse, "__self__", None))) else shapes
     return {**({"description": doc} if doc else {}), **(shapes[0] if len(shapes) == 1 else {"anyOf": shapes})}
 
 
