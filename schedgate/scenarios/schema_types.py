@@ -94,7 +94,6 @@ TYPES: dict[str, Schema] = {
     "name": STR, "key": STR, "template": STR, "reason": STR,
     "by": STR, "scheduler": {**STR, "description": "the scheduler's name (default: default-scheduler)"},
     "node": {**STR, "description": "a node's name"},
-    "createPods.name": DNS, "createPods.count": {**whole(1, MAX_PODS), "description": "1: name; N: name-1..name-N"},
     "addNodes.nodes": listing(NODE_OR_MANIFEST, 1),
     "Scenario.apiVersion": {"const": API_VERSION}, "Scenario.kind": {"const": load.KIND}, "Scenario.name": DNS,
     "Scenario.description": {"type": "string"}, "Scenario.steps": listing(ref("step"), 1),
