@@ -102,6 +102,7 @@ class Declared:
     after the rule, so a wrong value or a file that is no configuration says so as before."""
 
     REFUSED: ClassVar[Mapping[str, str]] = {}
+    MORE: ClassVar[tuple[str, ...]] = ()  # keys allowed after the declared ones, read by the rule (the pod fields)
 
     @classmethod
     def parse(cls, p: Parser, raw: Any, w: str) -> Self:
@@ -117,7 +118,7 @@ class Declared:
             for key, why in early.items():                         # is what the author got wrong
                 if key in given:
                     p.v.fail(f"{w}.{key}", why)
-        m = p.v.mapping(raw, w, required=tuple(a.key for _, a in args if a.required), allowed=keys)
+        m = p.v.mapping(raw, w, required=tuple(a.key for _, a in args if a.required), allowed=(*keys, *cls.MORE))
         out = dict(cls.rule(p, m, w) or {})
         for name, a in args:
             if a.key in m and name not in out:

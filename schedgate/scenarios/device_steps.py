@@ -9,7 +9,7 @@ from typing import Any
 
 from schedgate.kube.poll import poll_until
 from schedgate.objects.matchers import bound
-from schedgate.scenarios.declare import Declared, arg
+from schedgate.scenarios.declare import Declared, DeclaredOutcome, arg, body
 from schedgate.scenarios.jsontypes import STR, ref
 from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import Parser
@@ -59,20 +59,20 @@ class BringDevicesOnline(TakeDevicesOffline):
     offline = False
 
 
+def _device_names(p: Parser, raw: Any, w: str) -> tuple[str, ...]:
+    names = p.v.strings(raw, w)
+    if len(set(names)) != len(names):
+        p.v.fail(w, "names a device twice")
+    return tuple(names)
+
+
 @outcome("devices")
 @dataclass(frozen=True)
-class Devices:
+class Devices(DeclaredOutcome):
     """Each pod is bound and its claims hold exactly these devices of its node (another node's device shows
     as ``pool/name`` and fails)."""
 
-    names: tuple[str, ...]
-
-    @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Devices:
-        names = p.v.strings(body, w)
-        if len(set(names)) != len(names):
-            p.v.fail(w, "names a device twice")
-        return cls(tuple(names))
+    names: tuple[str, ...] = body("device names, each once", ref("names"), _device_names)
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         r.each(pods, bound(), timeout)

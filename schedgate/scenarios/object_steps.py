@@ -9,7 +9,7 @@ from typing import Any
 
 from schedgate.objects.builders import PLACEHOLDER_IMAGE
 from schedgate.scenarios.declare import Declared, arg, read_string
-from schedgate.scenarios.jsontypes import NODE_OR_MANIFEST, STR, listing, ref
+from schedgate.scenarios.jsontypes import NODE_OR_MANIFEST, STR, Schema, listing, ref
 from schedgate.scenarios.node_steps import NodeStep
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
@@ -22,42 +22,51 @@ _OWN_STEP = {"Pod": "createPods", "Node": "addNodes (or a node step: label, tain
              "Namespace": "nothing: the run has its namespace"}
 
 
+def _manifest(p: Parser, body: Any, w: str) -> dict[str, Any]:
+    """One object to apply: of a kind no step of the scenario's own makes, and not applied before."""
+    kind = body.get("kind") if isinstance(body, dict) else None
+    if kind in _OWN_STEP:
+        p.v.fail(f"{w}.kind", f"{kind} objects are made by {_OWN_STEP[kind]}, not apply")
+    manifest = object_manifest(p.v, body, w)
+    ref = (str(manifest["kind"]), str(manifest["metadata"]["name"]))
+    if ref in p.applied:
+        p.v.fail(f"{w}.metadata.name", f"{describe(manifest)} is already applied by an earlier step")
+    p.applied[ref] = str(manifest["apiVersion"])
+    return manifest
+
+
+def _manifests(p: Parser, raw: Any, w: str) -> tuple[dict[str, Any], ...]:
+    if not isinstance(raw, list) or not raw:
+        p.v.fail(w, "must be a non-empty list of objects")
+    return tuple(_manifest(p, body, f"{w}[{i}]") for i, body in enumerate(raw))
+
+
+MANIFEST: Schema = {"type": "object", "description": "an object of any kind the pinned API serves"}
+
+
 @step("apply")
 @dataclass(frozen=True)
-class Apply:
+class Apply(Declared):
     """``manifest`` (or ``manifests``): objects of any kind the pinned API serves, created in order. A
     container image ``schedgate.invalid/placeholder:0`` becomes the cluster's own pod image."""
 
-    manifests: tuple[dict[str, Any], ...]
+    manifest: dict[str, Any] | None = arg("manifest", MANIFEST["description"], MANIFEST, _manifest, default=None)
+    manifests: tuple[dict[str, Any], ...] = arg("manifests", "objects of any kind the pinned API serves, in order",
+                                                listing({"type": "object"}, 1), _manifests, default=())
 
     @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> Apply:
-        v = p.v
-        m = v.mapping(raw, w, allowed=("manifest", "manifests"))
+    def rule(cls, p: Parser, m: dict[str, Any], w: str) -> None:
         if ("manifest" in m) == ("manifests" in m):
-            v.fail(w, "needs one of 'manifest' (an object) or 'manifests' (a list of objects)")
-        many = m.get("manifests")
-        if "manifests" in m and (not isinstance(many, list) or not many):
-            v.fail(f"{w}.manifests", "must be a non-empty list of objects")
-        raws = [(m["manifest"], f"{w}.manifest")] if "manifest" in m else \
-            [(x, f"{w}.manifests[{i}]") for i, x in enumerate(many or [])]
-        out = []
-        for body, where in raws:
-            kind = body.get("kind") if isinstance(body, dict) else None
-            if kind in _OWN_STEP:
-                v.fail(f"{where}.kind", f"{kind} objects are made by {_OWN_STEP[kind]}, not apply")
-            manifest = object_manifest(v, body, where)
-            ref = (str(manifest["kind"]), str(manifest["metadata"]["name"]))
-            if ref in p.applied:
-                v.fail(f"{where}.metadata.name", f"{describe(manifest)} is already applied by an earlier step")
-            p.applied[ref] = str(manifest["apiVersion"])
-            out.append(manifest)
-        return cls(manifests=tuple(out))
+            p.v.fail(w, "needs one of 'manifest' (an object) or 'manifests' (a list of objects)")
+
+    @property
+    def objects(self) -> tuple[dict[str, Any], ...]:
+        return (self.manifest,) if self.manifest is not None else self.manifests
 
     def run(self, r: Run) -> None:
         r.cluster.settle()
         image = r.cluster.backend.pod_image
-        for manifest in self.manifests:
+        for manifest in self.objects:
             r.objects.create(_with_image(manifest, image) if image != PLACEHOLDER_IMAGE else manifest)
 
 

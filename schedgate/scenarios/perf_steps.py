@@ -9,6 +9,8 @@ from typing import Any
 from schedgate.errors import NotHere
 from schedgate.perf import BASELINE, UNDER_TEST, Budget, Side, Workload, check, compare, figures, perf_files
 from schedgate.perf.budget import ALL_POINTS, QUANTILES
+from schedgate.scenarios.declare import TIMEOUT, Declared, DeclaredOutcome, Read, arg, read_first, read_string
+from schedgate.scenarios.jsontypes import CONFIG, STR, Schema, ref, whole
 from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import MAX_PODS, Parser
 from schedgate.scenarios.run import Run
@@ -23,9 +25,68 @@ BASELINES = ("in-tree", "same")
 NODE_FIELDS = ("count", "like", "capacity", "labels", "annotations")
 
 
-@step("measurePerformance")
+def _read_config(p: Parser, raw: Any, w: str) -> str | SchedulerConfig:
+    """A role's name (SCENARIO_ROLES), else the configuration file it names, loaded."""
+    name = p.v.string(raw, w)
+    return name if name in SCENARIO_ROLES else p.config(name)
+
+
+def _read_baseline(p: Parser, raw: Any, w: str) -> str:
+    baseline = p.v.string(raw, w)
+    if baseline not in BASELINES:
+        p.v.fail(w, f"must be one of {', '.join(BASELINES)}, got {baseline!r}")
+    return baseline
+
+
 @dataclass(frozen=True)
-class MeasurePerformance:
+class PerfNodes:
+    """``count`` nodes like a pool (``node``: the pool's, with the step's capacity, labels and annotations over it)."""
+
+    node: NodeSpec
+    count: int
+
+
+def _perf_node(p: Parser, raw: Any, w: str) -> NodeSpec:
+    """The node of ``nodes`` (all but its count)."""
+    v = p.v
+    n = v.mapping(raw, w, required=("count", "like"), allowed=NODE_FIELDS)
+    like = v.string(n["like"], f"{w}.like")
+    if like not in p.pools:
+        v.fail(f"{w}.like", f"no pool {like!r} in the cluster (pools: {', '.join(p.pools)})")
+    pool = p.definition.pool(like)
+    extra = v.resources(n.get("capacity") or {}, f"{w}.capacity")
+    return NodeSpec(name="perf", pool="perf", labels={**pool.labels, **v.labels(n.get("labels") or {}, f"{w}.labels")},
+                    taints=pool.taints, capacity={**pool.capacity, **extra}, allocatable={**pool.allocatable, **extra},
+                    annotations={str(k): v.string(x, f"{w}.annotations.{k}") for k, x in
+                                 v.mapping(n.get("annotations") or {}, f"{w}.annotations").items()})
+
+
+def _node_count(p: Parser, raw: Any, w: str) -> int:
+    return p.v.whole(raw["count"], f"{w}.count", minimum=1, maximum=MAX_NODES)
+
+
+def _read_pods(p: Parser, raw: Any, w: str) -> Template:
+    pods = p.template(raw, w)
+    p.check_pod(pods, w)
+    if pods.get("scheduler"):
+        p.v.fail(f"{w}.scheduler", "each side's pods go to its own scheduler; remove 'scheduler'")
+    return pods
+
+
+def _whole(minimum: int, maximum: int) -> Read:
+    return lambda p, x, w: p.v.whole(x, w, minimum=minimum, maximum=maximum)
+
+
+NODES_DOC = "nodes made once, empty at each turn"
+NODES: Schema = {"type": "object", "required": ["count", "like"], "additionalProperties": False,
+                 "description": NODES_DOC, "properties": {
+                     "count": whole(1, MAX_NODES), "like": {**STR, "description": "a pool"},
+                     "capacity": ref("resources"), "labels": ref("labels"), "annotations": ref("annotations")}}
+
+
+@step("measurePerformance")
+@dataclass(frozen=True, kw_only=True)
+class MeasurePerformance(Declared):
     """Run a workload through the scheduler under test and a baseline, turns alternating. ``config`` (a role
     or file) or ``profile`` (of the configuration under test) is the side under test; ``baseline``: its
     profile minus out-of-tree plugins (``in-tree``, the default) or the same (``same``), through the pinned
@@ -34,67 +95,43 @@ class MeasurePerformance:
     ``annotations`` over the pool's; ``pods``: template fields; ``backlog``, ``oneAtATime``, ``rounds``;
     ``pairedRounds`` rounds of both sides at once, ``pairedPods`` pods each, for CPU per pod."""
 
-    role: str | None
-    config: SchedulerConfig | None
-    profile: str | None
-    baseline: str
-    node: NodeSpec
-    count: int
-    pods: Template
-    backlog: int
-    one_at_a_time: int
-    rounds: int
-    timeout: float
-    paired_rounds: int = 0
-    paired_pods: int = 100
+    config: str | SchedulerConfig | None = arg("config", CONFIG["description"],
+                                               {**CONFIG, "examples": list(SCENARIO_ROLES)}, _read_config, default=None)
+    profile: str | None = arg("profile", "a profile of the configuration under test", STR, read_string, default=None)
+    baseline: str = arg("baseline", "in-tree (default): the profile without out-of-tree plugins; same: the profile "
+                                    "itself", {"enum": list(BASELINES)}, _read_baseline, default="in-tree")
+    nodes: PerfNodes = arg("nodes", NODES_DOC, NODES,
+                           lambda p, x, w: PerfNodes(_perf_node(p, x, w), _node_count(p, x, w)))
+    pods: Template = arg("pods", "template fields (no scheduler)", ref("template"), _read_pods)
+    backlog: int = arg("backlog", "pods waiting when a side starts (200)", whole(2, MAX_PODS), _whole(2, MAX_PODS),
+                       default=200)
+    one_at_a_time: int = arg("oneAtATime", "pods created one at a time (30)", whole(2, MAX_PODS),
+                             _whole(2, MAX_PODS), default=30)
+    rounds: int = arg("rounds", "turns per side (2)", whole(1, 10), _whole(1, 10), default=2)
+    paired_rounds: int = arg("pairedRounds", "rounds of both sides at once, for CPU per pod (0: none)", whole(0, 30),
+                             _whole(0, 30), default=0)
+    paired_pods: int = arg("pairedPods", "pods of each side in a paired round (100)", whole(10, MAX_PODS),
+                           _whole(10, MAX_PODS), default=100)
+    timeout: float = arg("timeout", "seconds each wait of a turn may take (default 300)",
+                         {**TIMEOUT, "minimum": 1}, lambda p, x, w: p.v.number(x, w, minimum=1, maximum=MAX_SECONDS),
+                         default=300.0)
 
     @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> MeasurePerformance:
-        v = p.v
-        m = v.mapping(raw, w, required=("nodes", "pods"), allowed=(
-            "config", "profile", "baseline", "nodes", "pods", "backlog", "oneAtATime", "rounds", "pairedRounds",
-            "pairedPods", "timeout"))
+    def rule(cls, p: Parser, m: dict[str, Any], w: str) -> dict[str, Any]:
+        """Exactly one of config and profile; then the fields in the order they were read before they were
+        declared: the nodes' count after the pods."""
         if ("config" in m) == ("profile" in m):
-            v.fail(w, "needs exactly one of: profile (of the configuration under test), config (a role or file)")
-        role = config = profile = None
-        if "profile" in m:
-            profile = v.string(m["profile"], f"{w}.profile")
-        else:
-            name = v.string(m["config"], f"{w}.config")
-            role, config = (name, None) if name in SCENARIO_ROLES else (None, p.config(name))
-        baseline = v.string(m.get("baseline", "in-tree"), f"{w}.baseline")
-        if baseline not in BASELINES:
-            v.fail(f"{w}.baseline", f"must be one of {', '.join(BASELINES)}, got {baseline!r}")
-        n = v.mapping(m["nodes"], f"{w}.nodes", required=("count", "like"), allowed=NODE_FIELDS)
-        like = v.string(n["like"], f"{w}.nodes.like")
-        if like not in p.pools:
-            v.fail(f"{w}.nodes.like", f"no pool {like!r} in the cluster (pools: {', '.join(p.pools)})")
-        pool = p.definition.pool(like)
-        extra = v.resources(n.get("capacity") or {}, f"{w}.nodes.capacity")
-        node = NodeSpec(name="perf", pool="perf", labels={**pool.labels, **v.labels(n.get("labels") or {},
-                        f"{w}.nodes.labels")}, taints=pool.taints, capacity={**pool.capacity, **extra},
-                        allocatable={**pool.allocatable, **extra},
-                        annotations={str(k): v.string(x, f"{w}.nodes.annotations.{k}") for k, x in
-                                     v.mapping(n.get("annotations") or {}, f"{w}.nodes.annotations").items()})
-        pods = p.template(m["pods"], f"{w}.pods")
-        p.check_pod(pods, f"{w}.pods")
-        if pods.get("scheduler"):
-            v.fail(f"{w}.pods.scheduler", "each side's pods go to its own scheduler; remove 'scheduler'")
-        return cls(role=role, config=config, profile=profile, baseline=baseline, node=node,
-                   count=v.whole(n["count"], f"{w}.nodes.count", minimum=1, maximum=MAX_NODES), pods=pods,
-                   backlog=v.whole(m.get("backlog", 200), f"{w}.backlog", minimum=2, maximum=MAX_PODS),
-                   one_at_a_time=v.whole(m.get("oneAtATime", 30), f"{w}.oneAtATime", minimum=2, maximum=MAX_PODS),
-                   rounds=v.whole(m.get("rounds", 2), f"{w}.rounds", minimum=1, maximum=10),
-                   paired_rounds=v.whole(m.get("pairedRounds", 0), f"{w}.pairedRounds", minimum=0, maximum=30),
-                   paired_pods=v.whole(m.get("pairedPods", 100), f"{w}.pairedPods", minimum=10, maximum=MAX_PODS),
-                   timeout=v.number(m.get("timeout", 300), f"{w}.timeout", minimum=1, maximum=MAX_SECONDS))
+            p.v.fail(w, "needs exactly one of: profile (of the configuration under test), config (a role or file)")
+        values = read_first(cls, p, m, w, ("profile", "config", "baseline"))
+        node = _perf_node(p, m["nodes"], f"{w}.nodes")
+        values.update(read_first(cls, p, m, w, ("pods",)))
+        return {**values, "nodes": PerfNodes(node, _node_count(p, m["nodes"], f"{w}.nodes"))}
 
     def _under_test(self, r: Run) -> SchedulerConfig:
         if self.profile is not None:
             return r.cluster.scheduler(self.profile).config.profile(self.profile)
-        cfg = r.role_config(self.role) if self.role else self.config
-        assert cfg is not None
-        return cfg
+        assert self.config is not None  # the rule
+        return r.role_config(self.config) if isinstance(self.config, str) else self.config
 
     def run(self, r: Run) -> None:
         mine = self._under_test(r)
@@ -103,7 +140,7 @@ class MeasurePerformance:
         base_cfg, base_bin = r.baseline(mine, self.baseline)
         under_test = Side(UNDER_TEST, mine.renamed("-under-test"))
         baseline = Side(BASELINE, base_cfg.renamed("-baseline"), base_bin)
-        workload = Workload(nodes=self.count, node=self.node, pod=self.pods.builder, backlog=self.backlog,
+        workload = Workload(nodes=self.nodes.count, node=self.nodes.node, pod=self.pods.builder, backlog=self.backlog,
                             one_at_a_time=self.one_at_a_time, rounds=self.rounds, timeout=self.timeout,
                             paired_rounds=self.paired_rounds, paired_pods=self.paired_pods)
         r.performance = compare(r.cluster, under_test, baseline, workload)
@@ -115,41 +152,67 @@ class MeasurePerformance:
                 r.report.attach(fname, text)
 
 
+def _budget(key: str, what: str) -> Schema:
+    return {"type": "object", "required": [key], "additionalProperties": False, "description": what,
+            "properties": {key: {"type": "number", "minimum": 0.001, "maximum": 1000}}}
+
+
+def _ratio(p: Parser, raw: Any, w: str, key: str) -> float:
+    """``{key: R}``: a ratio to the baseline."""
+    return p.v.number(p.v.mapping(raw, w, required=(key,), allowed=(key,))[key], f"{w}.{key}",
+                      minimum=0.001, maximum=1000)
+
+
+def _ratio_arg(key: str, bound: str, doc: str) -> Any:
+    """An optional budget ``key: {bound: R}``."""
+    return arg(key, doc, _budget(bound, doc), lambda p, x, w: _ratio(p, x, w, bound), default=None)
+
+
+POINTS_DOC = "extension point (or \"*\") -> its p50 and p99 budgets"
+
+
+def _points(p: Parser, raw: Any, w: str) -> dict[str, dict[str, float]]:
+    points: dict[str, dict[str, float]] = {}
+    for point, body in p.v.mapping(raw or {}, w).items():
+        pw = f"{w}.{point}"
+        qs = p.v.mapping(body, pw, allowed=tuple(QUANTILES))
+        if not qs:
+            p.v.fail(pw, "needs a budget: p50 or p99")
+        points[str(point)] = {q: _ratio(p, x, f"{pw}.{q}", "atMost") for q, x in qs.items()}
+    return points
+
+
 @outcome("performance", about_pods=False)
 @dataclass(frozen=True)
-class Performance:
+class Performance(DeclaredOutcome):
     """Budgets on the last ``measurePerformance``, as ratios to the baseline: ``throughput: {atLeast: R}``,
     ``p50``/``p99``: ``{atMost: R}`` (create->bound), ``cpuPerPod: {atMost: R}`` (the scheduler's CPU
     time per pod: of the paired rounds when there are some, its whole 95 % interval within R; else per
     backlog pod of the turns), ``extensionPoints: {Filter: {p99: {atMost: R}}, PreBind:
     {p50: {atMost: R}}, ...}`` (``"*"``: every point)."""
 
-    budget: Budget
+    throughput: float | None = _ratio_arg("throughput", "atLeast", "under test / baseline pods/s")
+    p50: float | None = _ratio_arg("p50", "atMost", "create->bound p50, under test / baseline")
+    p99: float | None = _ratio_arg("p99", "atMost", "create->bound p99, under test / baseline")
+    cpu_per_pod: float | None = _ratio_arg(
+        "cpuPerPod", "atMost", "the scheduler process's CPU seconds per backlog pod, under test / baseline")
+    extension_points: dict[str, dict[str, float]] | None = arg(
+        "extensionPoints", POINTS_DOC, {"type": "object", "description": POINTS_DOC, "additionalProperties": {
+            "type": "object", "minProperties": 1, "additionalProperties": False,
+            "properties": {q: _budget("atMost", f"{q}, under test / baseline") for q in ("p50", "p99")}}},
+        _points, default=None)
 
     @classmethod
-    def parse(cls, p: Parser, body: Any, m: dict[str, Any], w: str) -> Performance:
-        v = p.v
-        b = v.mapping(body, w, allowed=("throughput", "p50", "p99", "cpuPerPod", "extensionPoints"))
-        if not b:
-            v.fail(w, "needs a budget: throughput, p50, p99, cpuPerPod or extensionPoints")
+    def rule(cls, p: Parser, m: dict[str, Any], w: str) -> dict[str, Any]:
+        """One budget at least; the extension points are read first, as before."""
+        if not m:
+            p.v.fail(w, "needs a budget: throughput, p50, p99, cpuPerPod or extensionPoints")
+        return read_first(cls, p, m, w, ("extension_points",))
 
-        def ratio(raw: Any, where: str, key: str) -> float:
-            return v.number(v.mapping(raw, where, required=(key,), allowed=(key,))[key], f"{where}.{key}",
-                            minimum=0.001, maximum=1000)
-
-        points: dict[str, dict[str, float]] = {}
-        for point, body_ in v.mapping(b.get("extensionPoints") or {}, f"{w}.extensionPoints").items():
-            pw = f"{w}.extensionPoints.{point}"
-            qs = v.mapping(body_, pw, allowed=tuple(QUANTILES))
-            if not qs:
-                v.fail(pw, "needs a budget: p50 or p99")
-            points[str(point)] = {q: ratio(raw, f"{pw}.{q}", "atMost") for q, raw in qs.items()}
-        return cls(budget=Budget(
-            throughput=ratio(b["throughput"], f"{w}.throughput", "atLeast") if "throughput" in b else None,
-            p50=ratio(b["p50"], f"{w}.p50", "atMost") if "p50" in b else None,
-            p99=ratio(b["p99"], f"{w}.p99", "atMost") if "p99" in b else None,
-            cpu_per_pod=ratio(b["cpuPerPod"], f"{w}.cpuPerPod", "atMost") if "cpuPerPod" in b else None,
-            extension_points=points))
+    @property
+    def budget(self) -> Budget:
+        return Budget(throughput=self.throughput, p50=self.p50, p99=self.p99, cpu_per_pod=self.cpu_per_pod,
+                      extension_points=self.extension_points or {})
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         if r.performance is None:

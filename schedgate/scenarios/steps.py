@@ -18,8 +18,17 @@ from typing import Any, ClassVar, TypeVar
 
 from schedgate.kube.watch import Matcher, wait_for
 from schedgate.objects.matchers import bound, decided, gone, scheduling_error, unschedulable
-from schedgate.scenarios.declare import TIMEOUT, Declared, arg, one_of, read_annotations, read_pods, read_timeout
-from schedgate.scenarios.jsontypes import ref
+from schedgate.scenarios.declare import (
+    TIMEOUT,
+    Declared,
+    arg,
+    one_of,
+    read_annotations,
+    read_first,
+    read_pods,
+    read_timeout,
+)
+from schedgate.scenarios.jsontypes import BOOL, DNS, STR, listing, ref, whole
 from schedgate.scenarios.parse import DEFAULT_TIMEOUT, MAX_PODS, Parser
 from schedgate.scenarios.run import Action, Run
 from schedgate.scenarios.template import TEMPLATE_FIELDS, Template
@@ -40,47 +49,62 @@ def step(name: str) -> Callable[[A], A]:
 
 
 # -- pods ----------------------------------------------------------------------------
+def _read_template(p: Parser, raw: Any, w: str) -> Template:
+    """A template of the file, by name."""
+    t = p.v.string(raw, w)
+    if t not in p.templates:
+        p.v.fail(w, f"unknown template {t!r} (templates: {', '.join(p.templates) or 'none'})")
+    return p.templates[t]
+
+
+def _read_cycle(p: Parser, raw: Any, w: str) -> tuple[int, ...]:
+    if not isinstance(raw, list) or not raw:
+        p.v.fail(w, "must be a non-empty list of GPU counts, e.g. [1, 1, 4, 1, 1]")
+    return tuple(p.v.whole(g, f"{w}[{i}]") for i, g in enumerate(raw))
+
+
+def pod_names(name: str, count: int) -> tuple[str, ...]:
+    """1: ``name``; N: ``name-1`` .. ``name-N``."""
+    return (name,) if count == 1 else tuple(f"{name}-{n}" for n in range(1, count + 1))
+
+
 @step("createPods")
-@dataclass(frozen=True)
-class CreatePods:
+@dataclass(frozen=True, kw_only=True)
+class CreatePods(Declared):
     """``name``, ``count`` (``name-1..name-N``), ``template`` and any template field, ``oneAtATime``,
     ``gpuCycle`` (pod i asks for the list's i-th GPU count, cycling: an arrival sequence)."""
 
-    names: tuple[str, ...]
-    template: Template
-    one_at_a_time: bool
-    timeout: float
-    gpu_cycle: tuple[int, ...] = ()
+    MORE: ClassVar[tuple[str, ...]] = TEMPLATE_FIELDS  # the pod fields (scenarios.template), over the template's
+
+    name: str = arg("name", "the pod's name; with count, the names' prefix", DNS, lambda p, x, w: p.v.dns_label(x, w))
+    count: int = arg("count", "1: name; N: name-1..name-N", whole(1, MAX_PODS),
+                     lambda p, x, w: p.v.whole(x, w, minimum=1, maximum=MAX_PODS), default=1)
+    template: Template = arg("template", "a template of the file; the step's pod fields go over its",
+                             STR, _read_template, default=Template())
+    one_at_a_time: bool = arg("oneAtATime", "wait until each pod is bound or refused before the next", BOOL,
+                              lambda p, x, w: p.v.flag(x, w), default=False)
+    timeout: float = arg("timeout", "seconds (default 30)", TIMEOUT, read_timeout, default=DEFAULT_TIMEOUT)
+    gpu_cycle: tuple[int, ...] = arg("gpuCycle", "pod i asks for the i-th count, cycling", listing(whole(), 1),
+                                     _read_cycle, default=())
 
     @classmethod
-    def parse(cls, p: Parser, raw: Any, w: str) -> CreatePods:
-        v = p.v
-        m = v.mapping(raw, w, required=("name",),
-                      allowed=("name", "count", "template", "oneAtATime", "timeout", "gpuCycle", *TEMPLATE_FIELDS))
-        base = Template()
-        if "template" in m:
-            t = v.string(m["template"], f"{w}.template")
-            if t not in p.templates:
-                v.fail(f"{w}.template", f"unknown template {t!r} (templates: {', '.join(p.templates) or 'none'})")
-            base = p.templates[t]
+    def rule(cls, p: Parser, m: dict[str, Any], w: str) -> dict[str, Any]:
+        """In the order they were read before they were declared: the template with the step's pod fields over
+        it, the name and count (the pods created, each in its group), gpuCycle (not with gpus)."""
+        base = read_first(cls, p, m, w, ("template",)).get("template", Template())
         template = base.merged(p.template(m, w))
         p.check_pod(template, w)
-        name = v.dns_label(m["name"], f"{w}.name")
-        count = v.whole(m.get("count", 1), f"{w}.count", minimum=1, maximum=MAX_PODS)
-        names = [name] if count == 1 else [f"{name}-{n}" for n in range(1, count + 1)]
+        values = {**read_first(cls, p, m, w, ("name", "count")), "template": template}
+        names = list(pod_names(values["name"], values.get("count", 1)))
         p.create(names, w)
-        template = p.join_group(template, names, w)
-        cycle: tuple[int, ...] = ()
-        if "gpuCycle" in m:
-            if "gpus" in m:
-                v.fail(f"{w}.gpuCycle", "gives each pod's GPUs; remove 'gpus'")
-            raw_cycle = m["gpuCycle"]
-            if not isinstance(raw_cycle, list) or not raw_cycle:
-                v.fail(f"{w}.gpuCycle", "must be a non-empty list of GPU counts, e.g. [1, 1, 4, 1, 1]")
-            cycle = tuple(v.whole(g, f"{w}.gpuCycle[{i}]") for i, g in enumerate(raw_cycle))
-        return cls(names=tuple(names), template=template,
-                   one_at_a_time=v.flag(m.get("oneAtATime", False), f"{w}.oneAtATime"), timeout=p.timeout(m, w),
-                   gpu_cycle=cycle)
+        values["template"] = p.join_group(template, names, w)  # members use their group's claim
+        if "gpuCycle" in m and "gpus" in m:
+            p.v.fail(f"{w}.gpuCycle", "gives each pod's GPUs; remove 'gpus'")
+        return {**values, **read_first(cls, p, m, w, ("gpu_cycle",))}
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return pod_names(self.name, self.count)
 
     def template_for(self, i: int) -> Template:
         """The i-th pod's template (its turn of ``gpuCycle``)."""

@@ -271,9 +271,9 @@ def test_a_performance_file_parses_into_a_workload_and_a_budget(tmp_path):
     p.write_text(STEP.format(cluster=ROOT / "clusters/inference.yaml"))
     sc = load_scenario(p)
     measure, expect = sc.steps[0].action, sc.steps[1].action
-    assert measure.count == 10 and measure.baseline == "in-tree" and measure.role == "network-slots"
-    assert measure.node.annotations == {"schedgate.io/network-slots": "8"}
-    assert measure.node.labels["infra.example.com/high-speed-network"] == "true"
+    assert measure.nodes.count == 10 and measure.baseline == "in-tree" and measure.config == "network-slots"
+    assert measure.nodes.node.annotations == {"schedgate.io/network-slots": "8"}
+    assert measure.nodes.node.labels["infra.example.com/high-speed-network"] == "true"
     assert expect.outcome.budget == Budget(throughput=0.8, extension_points={"Filter": {"p99": 3.0}})
     p.write_text(p.read_text().replace("{p99: {atMost: 3}}", "{p50: {atMost: 2}, p99: {atMost: 3}}"))
     budget = load_scenario(p).steps[1].action.outcome.budget

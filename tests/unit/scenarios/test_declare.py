@@ -12,7 +12,7 @@ from schedgate.errors import DefinitionError
 from schedgate.scenarios import reference, schema
 from schedgate.scenarios.control_steps import ExtenderFaults, ExtenderStep
 from schedgate.scenarios.declare import Declared, arg, read_nodes
-from schedgate.scenarios.device_steps import BringDevicesOnline
+from schedgate.scenarios.device_steps import BringDevicesOnline, Devices
 from schedgate.scenarios.jsontypes import ref, whole
 from schedgate.scenarios.load import load_scenario
 from schedgate.scenarios.object_steps import Delete, Patch
@@ -189,6 +189,19 @@ def test_a_device_step_checks_its_node_then_each_device_against_the_node_s(tmp_p
     assert str(e.value).startswith(f"{path}: {problem}"), str(e.value)
     path.write_text(DEVICES.replace("takeDevicesOffline: BODY", "bringDevicesOnline: {node: n-1, devices: gpu-1}"))
     assert load_scenario(path).steps[0].action == BringDevicesOnline(node="n-1", devices=("gpu-1",))
+
+
+def test_an_outcome_whose_body_is_one_value_declares_it_and_its_schema_type(tmp_path):
+    path = tmp_path / "d.scenario.yaml"
+    path.write_text(DEVICES.replace("takeDevicesOffline: BODY", "createPods: {name: p}\n  - expect: {pods: p, "
+                                    "devices: [gpu-0, gpu-1]}"))
+    assert load_scenario(path).steps[1].action.outcome == Devices(names=("gpu-0", "gpu-1"))  # type: ignore
+    path.write_text(path.read_text().replace("[gpu-0, gpu-1]", "[gpu-0, gpu-0]"))
+    with pytest.raises(DefinitionError, match=r"steps\[1\]\.expect\.devices: names a device twice \(line 15\)"):
+        load_scenario(path)
+    body = schema.scenario_schema()["$defs"]["step"]["properties"]["expect"]["properties"]["devices"]
+    assert body["anyOf"] == [{"$ref": "#/$defs/names", "description": "device names, each once"}]
+    assert body["description"].startswith("Each pod is bound")
 
 
 @pytest.mark.parametrize("body, problem", [
