@@ -29,15 +29,22 @@ API_SCHEMA = "1.37"  # the pinned minor (go/go.mod); tests/unit/scenarios/test_m
 _BY_NAME = ("containers", "initContainers")
 
 
+_API_VERSION = re.compile(r"(?:[a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?v[0-9]+[a-z0-9]*")  # group/version, or v1
+
+
 def check_manifest(v: Validator, manifest: Mapping[str, Any], where: str) -> None:
     """Fail in one line (``where.FIELD: PROBLEM``) unless the pinned API's schema accepts ``manifest``."""
     kind, api_version = manifest.get("kind"), manifest.get("apiVersion")
-    check = _validator(kind, api_version) if isinstance(kind, str) and isinstance(api_version, str) else None
+    check = _validator(kind, api_version) if isinstance(kind, str) and isinstance(api_version, str) \
+        and _API_VERSION.fullmatch(api_version) else None
     if check is None:
         v.fail(f"{where}.kind" if where else "kind",
                f"{kind!r} of apiVersion {api_version!r} is not a kind Kubernetes {API_SCHEMA} serves")
         return
-    error = next(iter(check.iter_errors(dict(manifest))), None)  # the one kubernetes_validate.validate raises
+    # The first by path (then message): iter_errors' own order can follow a set's, which changes with the
+    # process's hash seed, and a file's two wrong fields must give the same line every run.
+    error = min(check.iter_errors(dict(manifest)), key=lambda e: ([str(p) for p in e.absolute_path], e.message),
+                default=None)
     if error is not None:
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.path)
         problem = error.message.splitlines()[0]

@@ -207,3 +207,18 @@ def test_a_node_manifest_is_a_node_of_the_definition(tmp_path):
     with pytest.raises(DefinitionError) as e:
         load_definition(path)
     assert e.value.field == "nodes[0]" and "'spek' was unexpected" in e.value.problem, str(e.value)
+
+
+@pytest.mark.parametrize("manifest, problem", [
+    ("{apiVersion: v1, kind: [Pod], metadata: {name: x}}",
+     "steps[0].apply.manifest.kind: ['Pod'] of apiVersion 'v1' is not a kind Kubernetes"),
+    ("{apiVersion: a/b/c, kind: ConfigMap, metadata: {name: x}}",
+     "steps[0].apply.manifest.kind: 'ConfigMap' of apiVersion 'a/b/c' is not a kind Kubernetes"),
+])
+def test_an_applied_kind_that_is_no_name_or_a_malformed_api_version_is_one_line(tmp_path, manifest, problem):
+    path = tmp_path / "a.scenario.yaml"
+    path.write_text(f"apiVersion: schedgate.io/v1alpha1\nkind: Scenario\nname: a\n"
+                    f"cluster: {ROOT}/clusters/inference.yaml\nsteps:\n  - apply: {{manifest: {manifest}}}\n")
+    with pytest.raises(DefinitionError) as e:
+        load_scenario(path)
+    assert problem in str(e.value) and "(line 6)" in str(e.value) and len(str(e.value).splitlines()) == 1
