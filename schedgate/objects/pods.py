@@ -15,7 +15,9 @@ from typing import Any
 
 import kubernetes.client as k8s
 
+from schedgate.errors import ComponentError
 from schedgate.kube.api import create_or_keep, ignore_not_found, read_json
+from schedgate.kube.poll import poll_until
 from schedgate.kube.watch import MATCH, Check, pending, wait_for, wait_for_items
 from schedgate.objects.builders import MANAGED_BY, PodBuilder
 from schedgate.objects.claims import claim_template
@@ -115,6 +117,20 @@ class _DefaultServiceAccount:
 
     def check_health(self) -> None:
         self.ns.host.check_health()
+
+
+def wait_default_service_accounts(api: Any, timeout: float) -> None:
+    """Until every namespace holds its ``default`` ServiceAccount: the controller manager's first work, which a
+    cluster that is up has done (a pod in ``default`` is refused without it)."""
+    core: Any = k8s.CoreV1Api(api)
+
+    def made() -> bool:
+        names = {n["metadata"]["name"] for n in read_json(core.list_namespace).get("items") or []}
+        have = {s["metadata"]["namespace"] for s in read_json(
+            core.list_service_account_for_all_namespaces, field_selector="metadata.name=default").get("items") or []}
+        return names <= have
+
+    poll_until(made, "every namespace's default ServiceAccount", timeout, interval=0.05, error=ComponentError)
 
 
 @dataclass

@@ -180,6 +180,8 @@ class LocalControlPlane:
         return tls_context(self.pki / "ca.crt", self.pki / f"{ADMIN}.crt", self.pki / f"{ADMIN}.key")
 
     def launch_controllers(self) -> tuple[Proc, Callable[[], bool]]:
+        # After /readyz, not inside the hooks' second: it polls kube-apiserver's /healthz once a second before it
+        # starts its controllers (WaitForAPIServer), and a first poll that fails costs it that second.
         port = free_port()
         minor = minor_of(self.bins.kubernetes_version) or (0, 0)
         controllers = CONTROLLERS + (AGENT_CONTROLLERS if self.agent else ()) + tuple(

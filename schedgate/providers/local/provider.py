@@ -9,6 +9,7 @@ sync. The one rollback stops every process and removes the run folder.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from schedgate.cluster import SYNC_NODE, SYSTEM_NAMESPACE, ApiOnlyNodes, Cluster
 from schedgate.cluster.guard import install_sync_guard
 from schedgate.kube.api import import_api_classes_meanwhile
 from schedgate.objects.builders import PLACEHOLDER_IMAGE
-from schedgate.objects.pods import Namespace
+from schedgate.objects.pods import Namespace, wait_default_service_accounts
 from schedgate.providers.base import (
     ClusterRequest,
     Started,
@@ -109,6 +110,11 @@ class LocalContext:
     dir: RunDir
     cp: LocalControlPlane
     cluster: Cluster | None = None
+    service_accounts: Future[None] | None = None  # the controller manager's first work, waited for last
+
+
+# The controller manager makes every namespace's default ServiceAccount while the schedulers sync.
+_MEANWHILE = ThreadPoolExecutor(max_workers=2, thread_name_prefix="schedgate-start")
 
 
 def _context(req: ClusterRequest, reaped: list[str]) -> LocalContext:
@@ -136,12 +142,20 @@ def _create(req: ClusterRequest, reaped: list[str]) -> Started:
         ("RBAC for the scheduler under test", rbac),  # this and the nodes inside the hooks' second
         (f"{len(req.definition.nodes())} nodes", nodes),
         ("kube-apiserver ready", lambda c: c.cp.wait_api_ready()),
-        ("controllers and schedulers", lambda c: c.cp.start_schedulers()),
+        ("controllers and schedulers", controllers),
         ("first sync of every scheduler", lambda c: first_sync(made(c.cluster, "the cluster"), c.req, 15)),
+        ("every namespace's default ServiceAccount", lambda c: made(c.service_accounts, "the wait").result()),
         ("run info", lambda c: write_info(c.dir.path, c.req, made(c.cluster, "the cluster"))),
     ], c, rollback, c.cp.timings)
     return Started(cluster=made(c.cluster, "the cluster"), stop=lambda: stop(c), run_dir=c.dir.path,
                    reaped=reaped)
+
+
+def controllers(c: LocalContext) -> None:
+    c.cp.start_schedulers()
+    # A cluster that is up has every namespace's default ServiceAccount (a pod in default is refused without
+    # it): the controller manager makes them while the schedulers sync, and the start waits for them last.
+    c.service_accounts = _MEANWHILE.submit(wait_default_service_accounts, c.cp.api_client(), 30)
 
 
 def rbac(c: LocalContext) -> None:
