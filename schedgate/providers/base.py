@@ -131,6 +131,9 @@ def first_sync(cluster: Cluster, req: ClusterRequest, timeout: float) -> None:
         cluster.sync_schedulers(box.start_timeout if box else timeout)
     except ComponentDied:
         raise ComponentError("; ".join(cluster.died()) + " before it bound its probe pod") from None
+    # A scheduler that exited before the barrier began was not waited for (it waits on running ones only).
+    if dead := cluster.died():
+        raise ComponentError("; ".join(dead) + " before it bound its probe pod")
 
 
 INFO = "info.json"
