@@ -19,7 +19,7 @@ from schedgate.cluster import SYNC_NODE, SYSTEM_NAMESPACE, ApiOnlyNodes, Cluster
 from schedgate.cluster.guard import install_sync_guard
 from schedgate.kube.api import import_api_classes_meanwhile
 from schedgate.objects.builders import PLACEHOLDER_IMAGE
-from schedgate.objects.pods import Namespace, wait_default_service_accounts
+from schedgate.objects.pods import Namespace, wait_default_service_accounts, write_api_server_namespaces
 from schedgate.providers.base import (
     ClusterRequest,
     Started,
@@ -160,7 +160,9 @@ def controllers(c: LocalContext) -> None:
 
 def rbac(c: LocalContext) -> None:
     install_sync_guard(c.cp.api_client(), SYNC_NODE, SYSTEM_NAMESPACE)  # loads while the rest starts
-    Namespace.create_own(k8s.CoreV1Api(c.cp.api_client()), SYSTEM_NAMESPACE)  # the first sync's probes go there
+    core = k8s.CoreV1Api(c.cp.api_client())
+    Namespace.create_own(core, SYSTEM_NAMESPACE)  # the first sync's probes go there
+    write_api_server_namespaces(core)  # the last step then finds the ServiceAccounts made
     config = c.req.scheduler_config
     grant(c.cp.api_client(), config.lease_name, user_subject(under_test_user(config.lease_name)),
           config.lease_name, config.shared_pools, black_box=config.black_box is not None)
