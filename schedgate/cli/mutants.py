@@ -46,7 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from schedgate.pytest_plugin.mutant_report import FIRST_CATCH_ENV, REPORT_ENV
-from schedgate.runtime.toolchain import MUTANT_BUILDS, ensure_mutant
+from schedgate.runtime.builds import MUTANT_BUILDS
+from schedgate.runtime.toolchain import ensure_mutant
 from schedgate.spec.shipped import shipped
 
 RECORDER = "schedgate.pytest_plugin.mutant_report"

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TextIO
 
 from schedgate.errors import ToolchainError
+from schedgate.runtime.builds import MUTANT_BUILDS, TOOL_BUILDS
 from schedgate.runtime.introspect import settable_gates_of
 from schedgate.runtime.pins import Pin, select
 from schedgate.runtime.progress import log, say_live, shown_on, ticking
@@ -39,26 +40,6 @@ from schedgate.spec.shipped import shipped
 
 COMMANDS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "schedgate-pki",
             "schedgate-pool-scheduler")
-# Deliberately broken builds for `make mutants`: binary name -> (package, mutant name). The name is
-# linked into MUTANT_VAR (each plugin defines its own with go/pkg/mutant: networkslots/mutant.go,
-# gang/gang.go); the package compiles as in the correct build, so each mutant costs a link only.
-MUTANT_BUILDS = {
-    "kube-scheduler-leaky-unreserve": ("./cmd/kube-scheduler", "leaky-unreserve"),
-    "kube-scheduler-blocking-permit": ("./cmd/kube-scheduler", "blocking-permit"),
-    "kube-scheduler-prebind-no-recheck": ("./cmd/kube-scheduler", "prebind-no-recheck"),
-    "kube-scheduler-memory-only-ledger": ("./cmd/kube-scheduler", "memory-only-ledger"),
-    "kube-scheduler-gang-early-permit": ("./cmd/kube-scheduler", "gang-early-permit"),
-    "kube-scheduler-gang-permit-never-times-out": ("./cmd/kube-scheduler", "gang-permit-never-times-out"),
-    "kube-scheduler-gang-no-rollback": ("./cmd/kube-scheduler", "gang-no-rollback"),
-    "kube-scheduler-slow-filter": ("./cmd/kube-scheduler", "slow-filter"),
-    "kube-scheduler-prefilter-preload": ("./cmd/kube-scheduler", "prefilter-preload"),
-    "kube-scheduler-serial-bind": ("./cmd/kube-scheduler", "serial-bind"),
-    "kube-scheduler-busy-prefilter": ("./cmd/kube-scheduler", "busy-prefilter"),
-    # The reference independent scheduler (go/cmd/schedgate-pool-scheduler, go/pkg/poolscheduler/mutants.go).
-    "schedgate-pool-scheduler-ignores-gpu-capacity": ("./cmd/schedgate-pool-scheduler", "pool-ignores-gpu-capacity"),
-    "schedgate-pool-scheduler-bind-unchecked": ("./cmd/schedgate-pool-scheduler", "pool-bind-unchecked"),
-    "schedgate-pool-scheduler-no-requeue": ("./cmd/schedgate-pool-scheduler", "pool-no-requeue"),
-}
 MUTANT_VAR = "schedgate/pkg/mutant.name"
 # What a mutant binary prints on stderr first thing (mutant.Banner, printed by cmd/kube-scheduler).
 _MUTANT_BANNER = "schedgate: THIS IS A DELIBERATELY BROKEN BUILD: "
@@ -143,6 +124,15 @@ class Binaries:
         """The mutant binary ``name`` (a key of ``MUTANT_BUILDS``), linked now if it is missing."""
         if name not in MUTANT_BUILDS:
             raise ToolchainError(f"{name}: not a mutant schedgate builds ({', '.join(sorted(MUTANT_BUILDS))})")
+        path = self.path(name)
+        if not os.access(path, os.X_OK) and self.builder is not None:
+            self.builder(name)
+        return path
+
+    def tool(self, name: str) -> Path:
+        """The program ``name`` (a key of ``TOOL_BUILDS``), linked now if it is missing."""
+        if name not in TOOL_BUILDS:
+            raise ToolchainError(f"{name}: not a program schedgate builds ({', '.join(sorted(TOOL_BUILDS))})")
         path = self.path(name)
         if not os.access(path, os.X_OK) and self.builder is not None:
             self.builder(name)
@@ -238,6 +228,11 @@ def ensure_binaries(out: TextIO | None = None) -> Binaries:
     return bins
 
 
+def ensure_tool(name: str, out: TextIO | None = None) -> Path:
+    """The program ``name`` of ``TOOL_BUILDS`` for the selected pin, built (with the commands) if missing."""
+    return ensure_binaries(out).tool(name)
+
+
 def ensure_mutant(name: str, out: TextIO | None = None) -> Path:
     """The mutant binary ``name`` of the selected pin, built (with the commands) if missing."""
     return ensure_binaries(out).mutant(name)
@@ -252,23 +247,24 @@ def _locked(root: Path) -> Iterator[None]:
 
 
 def _link_mutant(go: str, module_dir: Path, pin: Pin, final: Path, name: str) -> None:
-    """Link the mutant ``name`` into ``final`` (beside the commands), checked, under its name at once."""
-    pkg, mutant = MUTANT_BUILDS[name]
+    """Link the mutant (or tool) ``name`` into ``final`` (beside the commands), checked, under its name at once."""
+    pkg, mutant = MUTANT_BUILDS[name] if name in MUTANT_BUILDS else (TOOL_BUILDS[name], "")
     started = time.monotonic()
-    say_live(f"building the mutant {name} (-X {MUTANT_VAR}={mutant})")
+    say_live(f"building the mutant {name} (-X {MUTANT_VAR}={mutant})" if mutant else f"building {name}")
     staging = final / f".{name}.{os.getpid()}"
     try:
         built = subprocess.run([go, "build", "-trimpath", "-buildvcs=false", *pin.go_flags(), "-ldflags",
                                 ldflags(pin.version, mutant), "-o", str(staging), pkg],
                                cwd=module_dir, capture_output=True, text=True)
         if built.returncode != 0:
-            raise ToolchainError(f"go build {pkg} as the mutant {mutant} failed: {built.stderr.strip()[-500:]}")
+            raise ToolchainError(f"go build {pkg}" + (f" as the mutant {mutant}" if mutant else "")
+                                 + f" failed: {built.stderr.strip()[-500:]}")
         if name.startswith("kube-"):
             _check_version(staging, pin.version, mutant)
         os.replace(staging, final / name)
     finally:
         staging.unlink(missing_ok=True)
-    log.info(f"built the mutant {name} in {time.monotonic() - started:.0f}s")
+    log.info(f"built {'the mutant ' if mutant else ''}{name} in {time.monotonic() - started:.0f}s")
 
 
 def _build(go: str, module_dir: Path, pin: Pin, final: Path) -> None:

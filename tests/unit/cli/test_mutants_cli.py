@@ -68,7 +68,7 @@ def test_bad_options_are_one_line_and_exit_2(argv, message, capsys):
 
 def test_each_mutant_names_the_broken_builds_it_runs_and_only_those_are_linked():
     from schedgate.cli.mutants import builds
-    from schedgate.runtime.toolchain import MUTANT_BUILDS
+    from schedgate.runtime.builds import MUTANT_BUILDS
 
     mutants = sorted((ROOT / "clusters/mutants").glob("*.yaml"))
     named = {b for m in mutants for b in builds(m)}

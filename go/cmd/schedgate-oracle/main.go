@@ -1,0 +1,185 @@
+// Command schedgate-oracle judges placements with upstream's own helpers
+// (k8s.io/component-helpers at the pinned Kubernetes version), never a
+// re-implementation of scheduling:
+//
+//	schedgate-oracle < {"nodes": [Node...], "pods": [Pod...]}
+//
+// It writes one JSON object: the checks it ran, every violation among the
+// bound pods (a node holding more than its allocatable of a resource, pods
+// count included; a pod whose required node affinity or nodeSelector the node
+// does not match; a pod on a node with a NoSchedule or NoExecute taint it does
+// not tolerate, the unschedulable mark included), and for each pod bound to no
+// node, the nodes it would fit now by the same checks.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
+)
+
+// Checks names what this oracle evaluates; a constraint outside them is not judged.
+var Checks = []string{"resources", "nodeAffinity", "taints"}
+
+type input struct {
+	Nodes []v1.Node `json:"nodes"`
+	Pods  []v1.Pod  `json:"pods"`
+}
+
+// Violation is one broken rule: the pod, the node it is bound to, and why.
+type Violation struct {
+	Rule   string `json:"rule"`
+	Pod    string `json:"pod"`
+	Node   string `json:"node"`
+	Detail string `json:"detail"`
+}
+
+type output struct {
+	Checks     []string            `json:"checks"`
+	Violations []Violation         `json:"violations"`
+	Fits       map[string][]string `json:"fits"`
+}
+
+func main() {
+	var in input
+	if err := json.NewDecoder(os.Stdin).Decode(&in); err != nil {
+		fmt.Fprintln(os.Stderr, "schedgate-oracle: reading the nodes and pods on stdin:", err)
+		os.Exit(2)
+	}
+	out, err := judge(in)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "schedgate-oracle:", err)
+		os.Exit(2)
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+		fmt.Fprintln(os.Stderr, "schedgate-oracle:", err)
+		os.Exit(2)
+	}
+}
+
+func key(p *v1.Pod) string { return p.Namespace + "/" + p.Name }
+
+func running(p *v1.Pod) bool {
+	return p.Status.Phase != v1.PodSucceeded && p.Status.Phase != v1.PodFailed
+}
+
+func judge(in input) (output, error) {
+	out := output{Checks: Checks, Violations: []Violation{}, Fits: map[string][]string{}}
+	nodes := map[string]*v1.Node{}
+	for i := range in.Nodes {
+		nodes[in.Nodes[i].Name] = &in.Nodes[i]
+	}
+	used := map[string]v1.ResourceList{}
+	for i := range in.Pods {
+		p := &in.Pods[i]
+		n, ok := nodes[p.Spec.NodeName]
+		if !ok || !running(p) {
+			continue
+		}
+		add(used, n.Name, p)
+		for _, v := range placement(p, n) {
+			out.Violations = append(out.Violations, Violation{Rule: v[0], Pod: key(p), Node: n.Name, Detail: v[1]})
+		}
+	}
+	names := make([]string, 0, len(nodes))
+	for name := range nodes {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		for _, r := range over(used[name], nodes[name].Status.Allocatable) {
+			out.Violations = append(out.Violations, Violation{Rule: "resources", Node: name, Detail: r})
+		}
+	}
+	for i := range in.Pods {
+		p := &in.Pods[i]
+		if p.Spec.NodeName != "" || !running(p) {
+			continue
+		}
+		fits := []string{}
+		for _, name := range names {
+			n := nodes[name]
+			if len(placement(p, n)) > 0 {
+				continue
+			}
+			trial := map[string]v1.ResourceList{name: used[name].DeepCopy()}
+			add(trial, name, p)
+			if len(over(trial[name], n.Status.Allocatable)) == 0 {
+				fits = append(fits, name)
+			}
+		}
+		out.Fits[key(p)] = fits
+	}
+	return out, nil
+}
+
+// add counts the pod's requests (upstream's PodRequests: containers, init and sidecar containers,
+// overhead) and one pod on the node.
+func add(used map[string]v1.ResourceList, node string, p *v1.Pod) {
+	if used[node] == nil {
+		used[node] = v1.ResourceList{}
+	}
+	req := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+	req[v1.ResourcePods] = *resource.NewQuantity(1, resource.DecimalSI)
+	for name, q := range req {
+		sum := used[node][name]
+		sum.Add(q)
+		used[node][name] = sum
+	}
+}
+
+// over lists the resources whose sum exceeds the node's allocatable (a resource the node does not
+// have counts as zero allocatable).
+func over(used, allocatable v1.ResourceList) []string {
+	names := make([]string, 0, len(used))
+	for name := range used {
+		names = append(names, string(name))
+	}
+	sort.Strings(names)
+	var out []string
+	for _, name := range names {
+		q := used[v1.ResourceName(name)]
+		if q.IsZero() {
+			continue
+		}
+		have := allocatable[v1.ResourceName(name)]
+		if q.Cmp(have) > 0 {
+			out = append(out, fmt.Sprintf("%s: pods bound there request %s, allocatable %s", name, q.String(),
+				have.String()))
+		}
+	}
+	return out
+}
+
+// placement lists the rules the pod breaks on the node: required node affinity and nodeSelector,
+// untolerated NoSchedule and NoExecute taints (the unschedulable mark as its taint; a toleration's Gt and
+// Lt operators, behind a feature gate, are not evaluated).
+func placement(p *v1.Pod, n *v1.Node) [][2]string {
+	var out [][2]string
+	if ok, err := nodeaffinity.GetRequiredNodeAffinity(p).Match(n); err != nil {
+		out = append(out, [2]string{"nodeAffinity", "cannot evaluate: " + err.Error()})
+	} else if !ok {
+		out = append(out, [2]string{"nodeAffinity", "the node does not match the pod's nodeSelector or " +
+			"required node affinity"})
+	}
+	taints := append([]v1.Taint{}, n.Spec.Taints...)
+	if n.Spec.Unschedulable {
+		taints = append(taints, v1.Taint{Key: v1.TaintNodeUnschedulable, Effect: v1.TaintEffectNoSchedule})
+	}
+	hard := func(t *v1.Taint) bool {
+		return t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute
+	}
+	if t, found := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), taints, p.Spec.Tolerations, hard,
+		false); found {
+		out = append(out, [2]string{"taints", fmt.Sprintf("the pod does not tolerate the node's taint %s", t.ToString())})
+	}
+	return out
+}

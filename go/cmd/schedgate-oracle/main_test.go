@@ -1,0 +1,70 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func node(name string, cpu string, labels map[string]string, taints ...v1.Taint) v1.Node {
+	return v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Spec: v1.NodeSpec{Taints: taints},
+		Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu),
+			v1.ResourcePods: resource.MustParse("110")}}}
+}
+
+func pod(name, nodeName, cpu string) v1.Pod {
+	return v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "t"}, Spec: v1.PodSpec{NodeName: nodeName,
+		Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{
+			Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}}}}}}
+}
+
+func rules(out output) string {
+	var r []string
+	for _, v := range out.Violations {
+		r = append(r, v.Rule+" "+v.Pod+" "+v.Node)
+	}
+	return strings.Join(r, "; ")
+}
+
+func TestAKeptPlacementHasNoViolation(t *testing.T) {
+	out, err := judge(input{Nodes: []v1.Node{node("a", "2", nil)}, Pods: []v1.Pod{pod("p", "a", "1"), pod("q", "a", "1")}})
+	if err != nil || len(out.Violations) != 0 {
+		t.Fatalf("violations %q, err %v", rules(out), err)
+	}
+}
+
+func TestOvercommitIsAResourceViolation(t *testing.T) {
+	out, _ := judge(input{Nodes: []v1.Node{node("a", "2", nil)}, Pods: []v1.Pod{pod("p", "a", "1500m"), pod("q", "a", "1")}})
+	if rules(out) != "resources  a" || !strings.Contains(out.Violations[0].Detail, "request 2500m, allocatable 2") {
+		t.Fatalf("got %q %+v", rules(out), out.Violations)
+	}
+}
+
+func TestSelectorAndTaintViolations(t *testing.T) {
+	p := pod("p", "a", "1")
+	p.Spec.NodeSelector = map[string]string{"zone": "b"}
+	taint := v1.Taint{Key: "k", Effect: v1.TaintEffectNoSchedule}
+	out, _ := judge(input{Nodes: []v1.Node{node("a", "2", map[string]string{"zone": "a"}, taint)}, Pods: []v1.Pod{p}})
+	if rules(out) != "nodeAffinity t/p a; taints t/p a" {
+		t.Fatalf("got %q", rules(out))
+	}
+	p.Spec.Tolerations = []v1.Toleration{{Key: "k", Operator: v1.TolerationOpExists}}
+	p.Spec.NodeSelector = map[string]string{"zone": "a"}
+	out, _ = judge(input{Nodes: []v1.Node{node("a", "2", map[string]string{"zone": "a"}, taint)}, Pods: []v1.Pod{p}})
+	if rules(out) != "" {
+		t.Fatalf("a tolerated taint and a matching selector: got %q", rules(out))
+	}
+}
+
+func TestAnUnboundPodFitsWhereRoomAndRulesAllow(t *testing.T) {
+	cordoned := node("c", "8", nil)
+	cordoned.Spec.Unschedulable = true
+	out, _ := judge(input{Nodes: []v1.Node{node("a", "2", nil), node("b", "4", nil), cordoned},
+		Pods: []v1.Pod{pod("p", "a", "1"), pod("w", "", "2")}})
+	if got := strings.Join(out.Fits["t/w"], ","); got != "b" {
+		t.Fatalf("fits %q, want b (a has 1 CPU left, c is cordoned)", got)
+	}
+}
