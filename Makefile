@@ -14,7 +14,7 @@ ARGS    ?=
 export PYTHONPYCACHEPREFIX ?= $(or $(SCHEDGATE_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/schedgate)/pycache
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: help venv tools browser docs e2e repro e2e-kind unit test mutants bench bench-fleet bench-providers soak matrix lint clean docker kind-image kind-up kind-down kind-smoke
+.PHONY: help venv tools browser docs e2e repro e2e-kind unit test mutants fuzz bench bench-fleet bench-providers soak matrix lint clean docker kind-image kind-up kind-down kind-smoke
 
 help:
 	@echo "make e2e       run the scenario suite against the profile under test (kind if Docker answers, else local)"
@@ -23,6 +23,7 @@ help:
 	@echo "make unit      the unit tests by layer (tests/unit/), without those marked live"
 	@echo "make repro SCENARIO=FILE   run one scenario file; artifacts and placement.html under artifacts/"
 	@echo "make mutants   run the suite against each broken scheduler in clusters/mutants"
+	@echo "make fuzz      generated clusters and pods through the scheduler (seed 0); a failure shrunk into artifacts/fuzz/ (FUZZ='--seed 7 ...')"
 	@echo "make bench     print start-up, suite and bind-latency figures"
 	@echo "make soak N=20 the local suite N times: per-test pass counts, slowest tests (PROVIDER=kind N=5)"
 	@echo "make bench-fleet  a live fleet (10,000 kwok nodes, 50,000 pods Running), then 1,000 and 5,000 API-only nodes: start, memory, pods/s, p50/p99, harness overhead (ARGS='--live 1000,5000 --sizes 1000')"
@@ -82,11 +83,16 @@ unit: venv
 # A Docker engine lets the kind bad-input tests run; without one they are skipped, nothing fails.
 test: tools browser
 	@scripts/docker-engine >/dev/null 2>&1 || echo "make test: no Docker engine started; kind bad-input tests will skip" >&2
-	cd go && go test -trimpath ./pkg/... ./cmd/schedgate-pki/
+	cd go && go test -trimpath ./pkg/... ./cmd/schedgate-pki/ ./cmd/schedgate-oracle/
 	$(PYTEST) tests e2e --provider local $(XDIST) --junitxml=artifacts/junit.xml $(ARGS)
 
 mutants: tools
 	$(PY) -m schedgate mutants $(ARGS)
+
+# Generated clusters and pods through the scheduler under test; a failure is shrunk into artifacts/fuzz/.
+FUZZ ?= --seed 0 --examples 200 --max-nodes 4 --max-pods 8 --budget 280
+fuzz: tools
+	$(PY) -m schedgate fuzz $(FUZZ) $(ARGS)
 
 # Each pin is built on first use (a cold pin: several minutes); ARGS='--versions 1.35,1.36 -- -n 2' narrows it.
 MATRIX_ARGS ?= -- $(XDIST)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from schedgate.cli import matrix, mutants, snapshot
+from schedgate.cli import fuzz, matrix, mutants, snapshot
 from schedgate.pytest_plugin.options import add_cli_options
 from schedgate.scenarios.schema import FILES
 
@@ -97,6 +97,7 @@ def parser() -> argparse.ArgumentParser:
     new.add_argument("--schedgate", metavar="SOURCE", help="where its Makefile installs schedgate from "
                                                            "(default: this schedgate's checkout)")
     snapshot.add_parser(sub)
+    fuzz.add_parser(sub)
     for own, what in ((mutants.parser(), "run the suite against each broken scheduler in clusters/mutants"),
                       (matrix.parser(), "run the suite once per pinned Kubernetes minor and print one table")):
         name = own.prog.split()[-1]  # main() hands its arguments to the module's own parser

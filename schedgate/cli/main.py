@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from schedgate.cli import matrix, mutants, reference, snapshot
+from schedgate.cli import fuzz, matrix, mutants, reference, snapshot
 from schedgate.cli.command import parser
 from schedgate.cli.init import init
 from schedgate.errors import SchedgateError, ToolchainError
@@ -234,4 +234,4 @@ def _init(args: argparse.Namespace) -> int:
 
 ACTIONS: dict[str, Callable[[argparse.Namespace], int]] = {
     "up": _up, "status": _status, "down": _down, "repro": _repro, "check": _check, "reap": _reap, "tools": _tools,
-    "init": _init, "snapshot": snapshot.run, "schema": _schema}
+    "init": _init, "snapshot": snapshot.run, "schema": _schema, "fuzz": fuzz.run}

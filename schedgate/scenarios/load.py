@@ -32,6 +32,7 @@ import schedgate.scenarios.control_steps
 import schedgate.scenarios.device_steps
 import schedgate.scenarios.group_claims
 import schedgate.scenarios.group_steps
+import schedgate.scenarios.invariants
 import schedgate.scenarios.live_outcomes
 import schedgate.scenarios.log_outcomes
 import schedgate.scenarios.node_steps

@@ -1,0 +1,1 @@
+"""Generated scenarios through the real scheduler (``schedgate fuzz``): :mod:`.generate`, :mod:`.run`."""

@@ -1,0 +1,107 @@
+"""What every correct scheduler keeps, judged from the API alone by upstream's own helpers: the outcome
+``invariants`` (what ``schedgate fuzz`` ends each generated scenario with).
+
+It waits, under the step's deadline, until each of the test's pods is bound or marked Unschedulable (a pod
+neither, or marked with a SchedulerError, fails: no pod is silently stuck). Then, after a cache barrier, the
+nodes (but schedgate's sync node) and every pod on them go to ``schedgate-oracle``, a small binary linked
+from k8s.io/component-helpers of the pinned version (go/cmd/schedgate-oracle): no node holds more than its
+allocatable of a resource, pods included; every bound pod matches its node's labels (nodeSelector, required
+node affinity) and tolerates its NoSchedule and NoExecute taints and the unschedulable mark. With
+``noMissedFit``, a pod left Unschedulable that the oracle finds a node for fails too: sound only when nothing
+was freed or loosened after the pods' attempts (nodes first, then pods, nothing deleted), as in a generated
+scenario. The checks the oracle ran are printed as a figure; a constraint outside them is not judged.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from typing import Any
+
+from kubernetes import client as k8s
+
+from schedgate.kube.api import read_json
+from schedgate.kube.poll import PollTimeout, poll_until
+from schedgate.runtime.toolchain import ensure_tool
+from schedgate.scenarios.declare import DeclaredOutcome, arg
+from schedgate.scenarios.jsontypes import BOOL
+from schedgate.scenarios.outcomes import outcome
+from schedgate.scenarios.run import Run
+
+ORACLE = "schedgate-oracle"
+
+
+def _settled(pod: dict[str, Any]) -> str | None:
+    """``None`` while the pod waits for a verdict; else ``bound``, ``unschedulable`` or the error's text."""
+    if (pod.get("spec") or {}).get("nodeName"):
+        return "bound"
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "PodScheduled" and c.get("status") == "False":
+            if c.get("reason") == "Unschedulable":
+                return "unschedulable"
+            if c.get("reason") == "SchedulerError":
+                return f"SchedulerError: {c.get('message', '')}"
+    return None
+
+
+def judge(nodes: list[dict[str, Any]], pods: list[dict[str, Any]]) -> dict[str, Any]:
+    """The oracle's verdict on these nodes and pods: ``checks``, ``violations``, ``fits`` (see its source)."""
+    done = subprocess.run([str(ensure_tool(ORACLE))], input=json.dumps({"nodes": nodes, "pods": pods}),
+                          capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise AssertionError(f"{ORACLE} failed: {done.stderr.strip()[-500:]}")
+    verdict: dict[str, Any] = json.loads(done.stdout)
+    return verdict
+
+
+@outcome("invariants", about_pods=False)
+@dataclass(frozen=True)
+class Invariants(DeclaredOutcome):
+    """Every pod of the test bound or Unschedulable by the deadline (a SchedulerError or a pod still waiting
+    fails); then, judged by upstream's helpers, no node over its allocatable and no bound pod on a node its
+    nodeSelector, required node affinity or taints exclude."""
+
+    no_missed_fit: bool = arg("noMissedFit", "also fail when a pod left Unschedulable fits a node now (sound "
+                                             "when nothing was freed or loosened after the pods were tried)",
+                              BOOL, lambda p, x, w: p.v.flag(x, w), default=False)
+
+    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
+        core = k8s.CoreV1Api(r.cluster.api)
+        verdicts: dict[str, str | None] = {}
+
+        def settled() -> bool:
+            items = read_json(core.list_namespaced_pod, r.ns.name).get("items") or []
+            verdicts.clear()
+            verdicts.update({p["metadata"]["name"]: _settled(p) for p in items})
+            errors = {n: v for n, v in verdicts.items() if v and v.startswith("SchedulerError")}
+            if errors:
+                raise AssertionError("; ".join(f"pod {n}: {v}" for n, v in sorted(errors.items())))
+            return all(verdicts.values())
+
+        try:
+            poll_until(settled, "every pod bound or Unschedulable", timeout, interval=0.1)
+        except PollTimeout:
+            stuck = sorted(n for n, v in verdicts.items() if not v)
+            raise AssertionError(f"after {timeout:.0f}s neither bound nor Unschedulable: {', '.join(stuck)}") from None
+        r.cluster.sync_schedulers()  # every scheduler has seen what the pods' verdicts were made from
+        nodes = [n for n in read_json(core.list_node).get("items") or []
+                 if n["metadata"]["name"] != r.cluster.sync_node]
+        names = {n["metadata"]["name"] for n in nodes}
+        everywhere = read_json(core.list_pod_for_all_namespaces).get("items") or []
+        judged = [p for p in everywhere if (p.get("spec") or {}).get("nodeName") in names
+                  or p["metadata"]["namespace"] == r.ns.name]
+        verdict = judge(nodes, judged)
+        r.figure(f"step {index}: invariants checked", ", ".join(verdict.get("checks") or []))
+        mine = f"{r.ns.name}/"  # the test's pods by their names alone: a message a replay can repeat
+
+        def pod(key: str) -> str:
+            return key.removeprefix(mine)
+
+        broken = [f"{v['rule']}: " + (f"pod {pod(v['pod'])} on {v['node']}" if v.get("pod") else f"node {v['node']}")
+                  + f": {v['detail']}" for v in verdict.get("violations") or []]
+        if self.no_missed_fit:
+            broken += [f"missed fit: pod {pod(p)} is Unschedulable but fits {', '.join(fits)}"
+                       for p, fits in sorted((verdict.get("fits") or {}).items()) if fits and p.startswith(mine)]
+        if broken:
+            raise AssertionError("invariants broken:\n  " + "\n  ".join(broken))

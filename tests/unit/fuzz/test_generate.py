@@ -1,0 +1,101 @@
+"""Generated scenarios (schedgate fuzz): every drawn example is a scenario file the loader accepts, the same
+seed draws the same examples, bounds are checked like every option, and a bad option is one line, exit 2,
+before anything starts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, seed, settings
+
+from schedgate.errors import SchedgateError
+from schedgate.fuzz.generate import Bounds, examples, scenario_doc, size
+from schedgate.scenarios.invariants import Invariants, _settled
+from schedgate.scenarios.load import load_scenario
+
+ROOT = Path(__file__).resolve().parents[3]
+CONFIG = str(ROOT / "clusters/profiles/gpu-packing-scheduler.yaml")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(examples(Bounds(max_nodes=4, max_pods=8)))
+def test_every_drawn_example_is_a_file_the_loader_accepts(tmp_path, drawn):
+    nodes, pods = drawn
+    doc = scenario_doc("fuzz-t", nodes, pods, "gpu-packing-scheduler", CONFIG, "drawn")
+    path = tmp_path / "x.scenario.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    scenario = load_scenario(path)
+    assert [n.name for n in scenario.definition.nodes()] == [f"node-{i}" for i in range(len(nodes))]
+    assert len(scenario.pods) == len(pods)
+    assert scenario.steps[-1].action.outcome == Invariants(no_missed_fit=True)
+
+
+def test_the_same_seed_draws_the_same_examples():
+    def draw(number: int) -> list[object]:
+        seen: list[object] = []
+
+        @seed(number)
+        @settings(max_examples=10, database=None)
+        @given(examples(Bounds()))
+        def collect(drawn):
+            seen.append(drawn)
+
+        collect()
+        return seen
+
+    assert draw(3) == draw(3)
+    assert draw(3) != draw(4)
+
+
+@pytest.mark.parametrize("field,value", [("examples", 0), ("max_nodes", 9), ("max_pods", 0), ("budget", 0)])
+def test_a_bound_out_of_range_names_its_option(field, value):
+    with pytest.raises(SchedgateError, match=f"--{field.replace('_', '-')}: must be"):
+        Bounds(**{field: value})
+
+
+def test_the_smallest_failure_is_the_one_with_fewer_steps_and_nodes():
+    one = scenario_doc("a", [{"cpu": "1", "memory": "2Gi", "pods": 110, "gpus": 0, "labels": [], "taints": [],
+                              "unschedulable": False}], [], "p", CONFIG, "")
+    two = dict(one, cluster=dict(one["cluster"], nodes=one["cluster"]["nodes"] * 2))
+    assert size(one) < size(two)
+
+
+@pytest.mark.parametrize("pod,verdict", [
+    ({"spec": {"nodeName": "n"}}, "bound"),
+    ({"spec": {}, "status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}},
+     "unschedulable"),
+    ({"spec": {}, "status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "SchedulerError",
+                                             "message": "boom"}]}}, "SchedulerError: boom"),
+    ({"spec": {}, "status": {}}, None),
+])
+def test_a_pod_is_settled_bound_or_refused_and_a_scheduler_error_is_told_apart(pod, verdict):
+    assert _settled(pod) == verdict
+
+
+def test_a_bad_invariants_field_is_one_line(tmp_path):
+    path = tmp_path / "x.scenario.yaml"
+    doc = scenario_doc("fuzz-t", [], [], "gpu-packing-scheduler", CONFIG, "")
+    doc["cluster"]["nodes"] = [{"name": "node-0", "capacity": {"cpu": "1", "memory": "1Gi", "pods": 110}}]
+    doc["steps"] = [{"expect": {"invariants": {"noMissedFit": "yes"}}}]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    with pytest.raises(SchedgateError, match=r"steps\[0\]\.expect\.invariants\.noMissedFit: .*\(line \d+\)"):
+        load_scenario(path)
+
+
+@pytest.mark.parametrize("args,said", [
+    (["--max-nodes", "0"], "--max-nodes: must be 1..8, got 0"),
+    (["--seed", "-1"], "--seed: must be 0 or more, got -1"),
+    (["--profile", "nope"], "--profile 'nope': not a profile of"),
+    (["--scheduler-config", "/nonexistent.yaml"], "/nonexistent.yaml"),
+])
+def test_a_bad_option_is_one_line_and_exit_2_before_anything_starts(args, said, tmp_path):
+    done = subprocess.run([sys.executable, "-m", "schedgate", "fuzz", *args, "-o", str(tmp_path / "out")],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and said in lines[0], done.stderr
+    assert not (tmp_path / "out").exists()
