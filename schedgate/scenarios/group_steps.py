@@ -32,6 +32,7 @@ from schedgate.workloads.podgroup import (
     VERSION,
     make_claim_template,
     pod_group,
+    wait_group_claim,
 )
 
 SCHEDULED = "PodGroupInitiallyScheduled"  # the condition the scheduler writes on a group it tried
@@ -108,7 +109,8 @@ class CreatePodGroup(Declared):
                                       {"enum": list(DISRUPTION_MODES)}, one_of(DISRUPTION_MODES), default=None)
     devices: tuple[DeviceRequest, ...] = arg(
         "devices", "devices the whole group shares (feature DRAWorkloadResourceClaims): one ResourceClaim for "
-                   "the group, reserved for the PodGroup, which every member uses; as a pod's devices",
+                   "the group, reserved for the PodGroup, which every member uses; as a pod's devices (the step "
+                   "ends once the resourceclaim controller made the claim)",
         DEVICES, _group_devices, default=())
 
     @classmethod
@@ -127,6 +129,8 @@ class CreatePodGroup(Declared):
         if self.devices:
             make_claim_template(r.cluster, r.ns.name, self.devices)
         r.objects.create(self.manifest())
+        if self.devices:  # the step ends once the group's claim exists: no member races its creation
+            wait_group_claim(r.cluster, r.ns.name, self.name)
 
 
 @dataclass(frozen=True)

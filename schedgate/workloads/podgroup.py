@@ -25,8 +25,9 @@ from typing import Any
 from kubernetes import client as k8s
 
 from schedgate.cluster import Cluster
-from schedgate.kube.api import create_or_keep
+from schedgate.kube.api import create_or_keep, ignore_not_found, read_json
 from schedgate.kube.objects import Objects, Ref
+from schedgate.kube.poll import PollTimeout, poll_until
 from schedgate.objects.builders import PodBuilder
 from schedgate.objects.claims import DeviceRequest, claim_template, template_name
 from schedgate.objects.pods import Namespace
@@ -75,8 +76,30 @@ def create_pod_group(cluster: Cluster, ns: Namespace, name: str, min_count: int,
     cluster.settle()
     if devices:
         make_claim_template(cluster, ns.name, devices)
-    return Objects(cluster.api, ns.name).create(pod_group(name, min_count, topology_key, devices=devices,
-                                                          **fields))
+    ref = Objects(cluster.api, ns.name).create(pod_group(name, min_count, topology_key, devices=devices, **fields))
+    if devices:
+        wait_group_claim(cluster, ns.name, name)
+    return ref
+
+
+def wait_group_claim(cluster: Cluster, namespace: str, name: str, timeout: float = 30.0) -> str:
+    """Until the resourceclaim controller made the group's claim (named in the PodGroup's
+    ``status.resourceClaimStatuses``, 0.1 s here): a member tried before it is refused for a claim "not
+    created yet" and tried again, an attempt no scheduler owes. Returns the claim's name."""
+    custom = k8s.CustomObjectsApi(cluster.api)
+
+    def made() -> str | None:
+        pg = ignore_not_found(read_json, custom.get_namespaced_custom_object, GROUP, VERSION, namespace,
+                              "podgroups", name) or {}
+        names = [s.get("resourceClaimName") for s in (pg.get("status") or {}).get("resourceClaimStatuses") or []
+                 if s.get("name") == GROUP_CLAIM]
+        return names[0] if names and names[0] else None
+
+    try:
+        return poll_until(made, f"the claim of PodGroup {name}", timeout, interval=0.05, alive=cluster.check_health)
+    except PollTimeout:
+        raise AssertionError(f"PodGroup {name}: the resourceclaim controller made no claim for its devices in "
+                             f"{timeout:.0f}s (status.resourceClaimStatuses)") from None
 
 
 def make_claim_template(cluster: Cluster, namespace: str, devices: Sequence[DeviceRequest]) -> None:
