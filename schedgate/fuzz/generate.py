@@ -1,8 +1,8 @@
 """Generated scenarios: Hypothesis strategies whose examples are scenario documents in the file language.
 
 An example is a small cluster (``nodes`` with capacities, labels, taints, GPUs, cordoned or not), then pods
-made one step at a time (requests, GPUs, required labels, tolerations), then the outcome ``invariants`` with
-``noMissedFit``.
+made one step at a time (requests, GPUs, required labels, tolerations; some while the scheduler is stopped,
+which then starts again), then the outcome ``invariants`` with ``noMissedFit``.
 Nodes come first and nothing is deleted or loosened afterwards, so a pod left Unschedulable that fits a node
 at the end was refused wrongly. Every value is drawn from short lists, which Hypothesis shrinks towards their
 first entry: the smallest node, the smallest pod, no labels, no taints.
@@ -59,6 +59,7 @@ def _pod() -> st.SearchStrategy[dict[str, Any]]:
         "cpu": st.sampled_from(POD_CPU), "memory": st.sampled_from(POD_MEMORY), "gpus": st.sampled_from(POD_GPUS),
         "require": st.lists(st.sampled_from(LABELS), unique_by=lambda kv: kv[0], max_size=1),
         "tolerate": st.lists(st.sampled_from(TAINTS), unique_by=lambda t: t["key"], max_size=2),
+        "restart": st.booleans(),  # made while its scheduler is stopped, which then starts again
     })
 
 
@@ -93,6 +94,14 @@ def pod_step(i: int, p: dict[str, Any], profile: str) -> dict[str, Any]:
     return {"createPods": out}
 
 
+def _around(step: dict[str, Any], p: dict[str, Any], profile: str) -> list[dict[str, Any]]:
+    """The pod's step, or with ``restart`` its scheduler stopped before and started after it: the scheduler
+    comes back to pods it bound before and one it never saw."""
+    if not p.get("restart"):
+        return [step]
+    return [{"stopScheduler": {"profile": profile}}, step, {"startScheduler": {"profile": profile}}]
+
+
 def scenario_doc(name: str, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], profile: str,
                  scheduler: str, description: str) -> dict[str, Any]:
     """A scenario file's document: the cluster inline, one createPods step a pod, then the invariants."""
@@ -101,7 +110,7 @@ def scenario_doc(name: str, nodes: list[dict[str, Any]], pods: list[dict[str, An
         "scheduler": scheduler,
         "cluster": {"apiVersion": "schedgate.io/v1alpha1", "kind": "Cluster", "name": "fuzz",
                     "nodes": [node_entry(i, n) for i, n in enumerate(nodes)]},
-        "steps": [*(pod_step(i, p, profile) for i, p in enumerate(pods)),
+        "steps": [*(step for i, p in enumerate(pods) for step in _around(pod_step(i, p, profile), p, profile)),
                   {"expect": {"invariants": {"noMissedFit": True}, "timeout": 30}}],
     }
 
