@@ -14,7 +14,7 @@ ARGS    ?=
 export PYTHONPYCACHEPREFIX ?= $(or $(SCHEDGATE_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/schedgate)/pycache
 export PYTHONDONTWRITEBYTECODE :=
 
-.PHONY: help venv tools browser docs e2e repro e2e-kind unit test mutants fuzz bench bench-fleet bench-providers soak matrix lint clean docker kind-image kind-up kind-down kind-smoke
+.PHONY: help venv tools browser docs e2e repro e2e-kind unit test mutants fuzz bugs bench bench-fleet bench-providers soak matrix lint clean docker kind-image kind-up kind-down kind-smoke
 
 help:
 	@echo "make e2e       run the scenario suite against the profile under test (kind if Docker answers, else local)"
@@ -23,6 +23,7 @@ help:
 	@echo "make unit      the unit tests by layer (tests/unit/), without those marked live"
 	@echo "make repro SCENARIO=FILE   run one scenario file; artifacts and placement.html under artifacts/"
 	@echo "make mutants   run the suite against each broken scheduler in clusters/mutants"
+	@echo "make bugs      the bug gallery (e2e/bugs/) on every pinned version, one table (xfail: a known bug there)"
 	@echo "make fuzz      generated clusters and pods through the scheduler (seed 0); a failure shrunk into artifacts/fuzz/ (FUZZ='--seed 7 ...')"
 	@echo "make bench     print start-up, suite and bind-latency figures"
 	@echo "make soak N=20 the local suite N times: per-test pass counts, slowest tests (PROVIDER=kind N=5)"
@@ -88,6 +89,10 @@ test: tools browser
 
 mutants: tools
 	$(PY) -m schedgate mutants $(ARGS)
+
+# The bug gallery (e2e/bugs/) on every pinned version: one table, a known bug's cells shown as xfail.
+bugs: tools
+	$(PY) -m schedgate matrix --suite e2e/bugs --out artifacts/bugs $(ARGS)
 
 # Generated clusters and pods through the scheduler under test; a failure is shrunk into artifacts/fuzz/.
 FUZZ ?= --seed 0 --examples 200 --max-nodes 4 --max-pods 8 --budget 280

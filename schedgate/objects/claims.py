@@ -17,12 +17,14 @@ from dataclasses import dataclass
 from typing import Any
 
 CLAIM = "devices"  # the claim's name in the pod (``spec.resourceClaims[].name``)
+ALL = 0  # DeviceRequest.count for allocationMode All
 
 
 @dataclass(frozen=True)
 class DeviceRequest:
     """``count`` devices of a DeviceClass, all sharing the value of each ``same`` attribute (a
-    ``matchAttribute`` constraint: one NVLink domain, one NUMA node), passing every CEL ``selectors``."""
+    ``matchAttribute`` constraint: one NVLink domain, one NUMA node), passing every CEL ``selectors``;
+    ``count`` ``ALL`` asks for every matching device of a node (``allocationMode: All``)."""
 
     device_class: str
     count: int = 1
@@ -35,7 +37,8 @@ def claim_spec(requests: Sequence[DeviceRequest]) -> dict[str, Any]:
     reqs, constraints = [], []
     for i, r in enumerate(requests):
         name = f"r{i}"
-        exactly: dict[str, Any] = {"deviceClassName": r.device_class, "count": r.count}
+        exactly: dict[str, Any] = {"deviceClassName": r.device_class, **(
+            {"allocationMode": "All"} if r.count == ALL else {"count": r.count})}
         if r.selectors:
             exactly["selectors"] = [{"cel": {"expression": e}} for e in r.selectors]
         reqs.append({"name": name, "exactly": exactly})

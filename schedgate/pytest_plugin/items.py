@@ -233,18 +233,19 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
     if scenario.has_devices:
         needs.setdefault("devices", "its cluster's devices")
     skip_unmet(scenario.scheduler or request_from(pytestconfig).scheduler_config, needs, scenario.source)
+    turned_on = {name for name, value in scenario.definition.gates.feature_gates if value}
     if _same(scenario, request_from(pytestconfig)):
         cluster: Cluster = request.getfixturevalue("cluster")
     else:  # a version too old for a feature skips before a cluster of the scenario's own definition starts,
         # and without starting the session's: a cluster schedgate makes runs the pinned version
         version = pinned_kubernetes_version() if here.makes_clusters else \
             request.getfixturevalue("cluster").kubernetes_version
-        too_old = skip_reason(needs, version, scenario.source)
+        too_old = skip_reason(needs, version, scenario.source, on=turned_on)
         if too_old:
             pytest.skip(too_old)
         cluster = request.getfixturevalue("schedgate_extra_clusters").get(scenario)
     too_old = skip_reason(needs, cluster.kubernetes_version, scenario.source,
-                          lambda: read_feature_gates(cluster.api))
+                          lambda: read_feature_gates(cluster.api), on=turned_on)
     if too_old:
         pytest.skip(too_old)
     bug = scenario.known_bug

@@ -32,6 +32,8 @@ from schedgate.spec.devices import MAX_DEVICES
 from schedgate.spec.features import FEATURES
 from schedgate.spec.validate import MAX_SECONDS, TAINT_EFFECTS
 
+_CMPS = r"((>=|<=|==|>|<)v?\d+\.\d+(\.\d+)? *)+"  # a version range's comparators
+
 DEFS: dict[str, Schema] = {
     "nodeSet": {"description": "node and pool names (a pool: each of its nodes): one or a list", **NAMES},
     "podSet": {"description": "names or globs (infer-*) of pods earlier steps created: one or a list", **NAMES},
@@ -104,11 +106,12 @@ TYPES: dict[str, Schema] = {
             "issue": {**STR, "pattern": r"^[A-Za-z0-9][-A-Za-z0-9_.]*/[A-Za-z0-9][-A-Za-z0-9_.]*#\d+$",
                       "description": "owner/repo#number: kubernetes/kubernetes#140053"},
             "affects": {**STR, "description": "the versions it affects: comparators, all of which hold "
-                                              "('>=1.35.0 <1.37.0')"},
+                                              "('>=1.35.0 <1.37.0'), alternatives joined by '||'"},
             "failsWith": {**STR, "description": "a regular expression the failure's message matches there"}}},
     "Scenario.requires": {**listing({"anyOf": [{"enum": [*CAPABILITIES, *FEATURES]}, {
-        "type": "string", "pattern": r"^kubernetes *((>=|<=|==|>|<)v?\d+\.\d+(\.\d+)? *)+$",
-        "description": "Kubernetes versions, all of whose comparators hold: kubernetes>=1.37"}]}, 0),
+        "type": "string", "pattern": rf"^kubernetes *{_CMPS}( *\|\| *{_CMPS})*$",
+        "description": "Kubernetes versions, all of whose comparators hold (alternatives joined by ||): "
+                       "kubernetes>=1.37"}]}, 0),
                           "description": "what it needs of the scheduler under test that its steps do not show, "
                                          "Kubernetes features older minors have off by default, and "
                                          "Kubernetes versions (elsewhere the file skips)"},
@@ -146,7 +149,9 @@ TYPES: dict[str, Schema] = {
                                {"type": "object"}, {"type": "array", "items": {"type": "object"}}]},
     "createPods.devices": {"anyOf": [ref("deviceRequest"), listing(ref("deviceRequest"), 1)]},
     "deviceRequest.class": {**STR, "description": "a DeviceClass of the cluster definition"},
-    "deviceRequest.count": whole(1, MAX_DEVICES), "deviceRequest.sameAttribute": {
+    "deviceRequest.count": {"anyOf": [whole(1, MAX_DEVICES), {"const": "All"}], "description": "devices the "
+                            "claim asks for, or All: every matching device of a node (allocationMode All)"},
+    "deviceRequest.sameAttribute": {
         **ref("names"), "description": "attributes all devices share (matchAttribute); domain/ optional"},
     "deviceRequest.selector": {**ref("names"), "description": "CEL expressions each device must pass"},
 }

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from schedgate.objects.builders import PodBuilder, make_pod
-from schedgate.objects.claims import DeviceRequest
+from schedgate.objects.claims import ALL, DeviceRequest
 from schedgate.scenarios.jsontypes import DNS, LABEL, STR, Schema, described, listing, ref, whole
 from schedgate.spec.cluster import ClusterDefinition, NodeSpec
 from schedgate.spec.manifest import merged, pod_fragment
@@ -107,7 +107,7 @@ DEVICES: Schema = {"anyOf": [ref("deviceRequest"), listing(ref("deviceRequest"),
 
 
 def read_devices(c: Context, raw: Any, w: str) -> tuple[DeviceRequest, ...]:
-    """One request or a list, each ``class`` (a DeviceClass of the cluster definition), ``count``,
+    """One request or a list, each ``class`` (a DeviceClass of the cluster definition), ``count`` (or ``All``),
     ``sameAttribute`` (a name or list: a matchAttribute constraint) and ``selector`` (CEL)."""
     v, definition = c.v, c.definition
     classes = [d.name for d in definition.device_classes]
@@ -129,7 +129,8 @@ def read_devices(c: Context, raw: Any, w: str) -> tuple[DeviceRequest, ...]:
                 a = f"{next(iter(drivers))}/{a}"
             same.append(a)
         selectors = v.strings(m["selector"], f"{rw}.selector") if "selector" in m else []
-        out.append(DeviceRequest(cls, v.whole(m.get("count", 1), f"{rw}.count", minimum=1, maximum=128),
+        count = ALL if m.get("count") == "All" else v.whole(m.get("count", 1), f"{rw}.count", minimum=1, maximum=128)
+        out.append(DeviceRequest(cls, count,
                                  tuple(same), tuple(selectors)))
     return tuple(out)
 

@@ -18,7 +18,7 @@ turning it off, an existing cluster that does not have it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -62,12 +62,15 @@ def minor_of(version: str) -> tuple[int, int] | None:
     return (int(m.group(1)), int(m.group(2))) if m else None
 
 
-def off_by_default(needs: Mapping[str, str], version: str) -> list[tuple[str, str]]:
-    """The features among ``needs`` (name -> where the file says so) that ``version`` has off by default."""
+def off_by_default(needs: Mapping[str, str], version: str, on: Collection[str] = ()) -> list[tuple[str, str]]:
+    """The features among ``needs`` (name -> where the file says so) that ``version`` has off by default, but
+    those whose gate the cluster turns ``on`` itself (an alpha feature a definition's featureGates enable; not
+    a gated feature, whose ``since`` is the first minor that has it at all)."""
     have = minor_of(version)
     if have is None:
         return []
-    return sorted((n, where) for n, where in needs.items() if n in FEATURES and have < FEATURES[n].since)
+    return sorted((n, where) for n, where in needs.items()
+                  if n in FEATURES and have < FEATURES[n].since and not (n in on and not FEATURES[n].gate))
 
 
 def turn_on(definition: ClusterDefinition, needs: Mapping[str, str], source: str) -> ClusterDefinition:
@@ -96,14 +99,15 @@ def as_written(definition: ClusterDefinition) -> ClusterDefinition:
 
 
 def skip_reason(needs: Mapping[str, str], version: str, what: str,
-                gates: Callable[[], Mapping[str, bool]] | None = None) -> str | None:
+                gates: Callable[[], Mapping[str, bool]] | None = None, on: Collection[str] = ()) -> str | None:
     """One line saying why ``what`` cannot run on Kubernetes ``version``, or None when it can. ``gates``
-    reads the cluster's feature gates (name -> on), asked only when a gated feature is needed."""
+    reads the cluster's feature gates (name -> on), asked only when a gated feature is needed; ``on``: the
+    gates the cluster's definition turns on (a feature there before it is on by default)."""
     for entry, where in needs.items():
         versions = version_need(entry)
         if versions is not None and not versions.holds(version):
             return f"schedgate: {what} needs Kubernetes {versions.text} ({where}); this cluster's is {version}"
-    off = off_by_default(needs, version)
+    off = off_by_default(needs, version, on)
     if off:
         name, where = off[0]
         more = f" (and {', '.join(n for n, _ in off[1:])})" if len(off) > 1 else ""

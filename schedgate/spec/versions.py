@@ -5,7 +5,8 @@ and the failure it causes there.
 
     knownBug:
       issue: kubernetes/kubernetes#140053
-      affects: ">=1.37.0"               # comparators, all of which hold: >=, >, <=, <, ==; 1.37 is 1.37.0
+      affects: ">=1.37.0"               # comparators, all of which hold: >=, >, <=, <, ==; 1.37 is 1.37.0;
+                                        # alternatives joined by ||: ">=1.35.0 <1.35.6 || >=1.36.0 <1.36.2"
       failsWith: "result=error"         # a regular expression the failure's message matches
 
 On an affected version the file is expected to fail with that message (pytest's xfail, strict): a pass
@@ -36,29 +37,35 @@ def parse_version(text: str) -> Version | None:
 
 @dataclass(frozen=True)
 class VersionRange:
+    """Alternatives (``||``), each comparators that all hold: ``>=1.35.0 <1.35.6 || >=1.36.0 <1.36.2``."""
+
     text: str
-    comparators: tuple[tuple[str, Version], ...]
+    alternatives: tuple[tuple[tuple[str, Version], ...], ...]
 
     def holds(self, version: str) -> bool:
         got = parse_version(version)
         if got is None:
             return False
         tests = {">=": got.__ge__, "<=": got.__le__, ">": got.__gt__, "<": got.__lt__, "==": got.__eq__}
-        return all(tests[op](want) for op, want in self.comparators)
+        return any(all(tests[op](want) for op, want in each) for each in self.alternatives)
 
 
 def parse_range(text: str) -> VersionRange:
-    """``>=1.35.0 <1.37.0``; a ValueError saying what is wrong otherwise."""
-    comparators = []
-    for part in text.split():
-        m = _COMPARATOR.match(part)
-        if not m:
-            raise ValueError(f"{part!r} is not a version comparator (>=, >, <=, < or == and a version such as "
-                             "1.36 or 1.36.2): e.g. '>=1.35.0 <1.37.0'")
-        comparators.append((m.group(1), (int(m.group(2)), int(m.group(3)), int(m.group(4) or 0))))
-    if not comparators:
-        raise ValueError("is empty: give comparators such as '>=1.35.0 <1.37.0'")
-    return VersionRange(text.strip(), tuple(comparators))
+    """``>=1.35.0 <1.37.0``, alternatives joined by ``||``; a ValueError saying what is wrong otherwise."""
+    alternatives = []
+    for alternative in text.split("||"):
+        comparators = []
+        for part in alternative.split():
+            m = _COMPARATOR.match(part)
+            if not m:
+                raise ValueError(f"{part!r} is not a version comparator (>=, >, <=, < or == and a version such as "
+                                 "1.36 or 1.36.2): e.g. '>=1.35.0 <1.37.0'")
+            comparators.append((m.group(1), (int(m.group(2)), int(m.group(3)), int(m.group(4) or 0))))
+        if not comparators:
+            raise ValueError("is empty: give comparators such as '>=1.35.0 <1.37.0'" if "||" not in text else
+                             "has an empty alternative: give comparators on each side of '||'")
+        alternatives.append(tuple(comparators))
+    return VersionRange(text.strip(), tuple(alternatives))
 
 
 def read_range(v: Validator, raw: Any, where: str) -> VersionRange:

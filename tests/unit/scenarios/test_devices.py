@@ -10,7 +10,7 @@ import yaml
 
 from schedgate.errors import DefinitionError
 from schedgate.objects.builders import make_pod
-from schedgate.objects.claims import DeviceRequest, claim_template, template_name
+from schedgate.objects.claims import ALL, DeviceRequest, claim_template, template_name
 from schedgate.scenarios.load import load_scenario
 from schedgate.spec.cluster import load_definition
 from schedgate.spec.manifest import check_manifest
@@ -159,6 +159,7 @@ def test_a_claim_names_a_class_of_the_definition_and_attributes_get_the_driver_d
     pytest.param("devices: [gpu-0, gpu-1]", "devices: [gpu-0, gpu-0]", "steps[2].expect.devices",
                  "names a device twice", id="twice"),
     pytest.param("count: 2,", "count: 0,", "steps[0].createPods.devices.count", "must be", id="zero"),
+    pytest.param("count: 2,", "count: all,", "steps[0].createPods.devices.count", "must be", id="all-lowercase"),
 ])
 def test_a_bad_claim_or_device_step_is_one_line(tmp_path, old, new, field, problem):
     write(tmp_path, CLUSTER)
@@ -167,6 +168,17 @@ def test_a_bad_claim_or_device_step_is_one_line(tmp_path, old, new, field, probl
         load_scenario(path)
     msg = str(e.value)
     assert "\n" not in msg and field in msg and problem in msg, msg
+
+
+def test_count_all_asks_for_every_matching_device(tmp_path):
+    write(tmp_path, CLUSTER)
+    s = load_scenario(write(tmp_path, SCENARIO.replace("count: 2,", "count: All,"), "s.scenario.yaml"))
+    (req,) = s.steps[0].action.template.get("devices")  # type: ignore[attr-defined]
+    assert req.count == ALL
+    tmpl = claim_template([req])
+    assert tmpl["spec"]["spec"]["devices"]["requests"][0]["exactly"] == {
+        "deviceClassName": "gpu", "allocationMode": "All"}
+    check_manifest(Validator("t"), tmpl, "")
 
 
 def test_pods_asking_the_same_devices_share_one_template():

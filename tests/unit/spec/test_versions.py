@@ -20,6 +20,8 @@ BUG = ROOT / "e2e/bugs/k8s-140053-group-claim-prebind.scenario.yaml"
     (">=1.37.0", "v1.37.2", True), (">=1.37.0", "v1.36.3", False), (">=1.35.0 <1.37.0", "v1.36.3", True),
     (">=1.35.0 <1.37.0", "v1.37.0", False), ("==1.36.2", "1.36.2", True), ("<=1.36", "v1.36.1", False),
     (">1.36", "v1.36.1", True), (">=1.35", "not a version", False),
+    *((">=1.35.0 <1.35.6 || >=1.36.0 <1.36.2", v, v in ("v1.35.4", "v1.36.1"))
+      for v in ("v1.35.4", "v1.35.6", "v1.36.1", "v1.36.3", "v1.37.2")),
 ])
 def test_a_range_holds_where_every_comparator_does(text, version, holds):
     assert read_range(Validator("f.yaml"), text, "knownBug.affects").holds(version) is holds
@@ -46,6 +48,8 @@ def test_the_gallery_file_names_its_issue_and_where_it_shows():
      "'kubernetes#140053' (line 15)"),
     ("failsWith: got allocated elsewhere in the meantime", "failsWith: '(unclosed'",
      "knownBug.failsWith: not a valid regular expression"),
+    ('affects: ">=1.37.0"', 'affects: ">=1.35.0 <1.35.6 ||"',
+     "knownBug.affects: has an empty alternative: give comparators on each side of '||' (line 16)"),
     ("failsWith: got allocated elsewhere in the meantime", "says: got allocated",
      "knownBug.says: unknown field (allowed: issue, affects, failsWith) (line 17)"),
 ])
@@ -87,3 +91,10 @@ def test_a_kubernetes_version_in_requires_is_checked_when_the_file_loads(tmp_pat
     with pytest.raises(DefinitionError) as e:
         load_scenario(path)
     assert problem in str(e.value) and len(str(e.value).splitlines()) == 1
+
+
+def test_a_feature_the_definition_turns_on_is_not_off_by_default_on_an_older_minor():
+    from schedgate.spec.features import skip_reason
+    needs = {"DRAPartitionableDevices": "nodes[0].devices[0].counters"}
+    assert "has it off by default (on from 1.36)" in skip_reason(needs, "v1.35.4", "f.yaml")
+    assert skip_reason(needs, "v1.35.4", "f.yaml", on={"DRAPartitionableDevices"}) is None
