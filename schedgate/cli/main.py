@@ -45,7 +45,7 @@ from schedgate.runtime.procs import RUN_PREFIX, cmdline_of, reap_orphans, remove
 from schedgate.runtime.progress import show_on
 from schedgate.runtime.schedcheck import check_with_scheduler
 from schedgate.runtime.toolchain import ensure_binaries, go_module_dir, ldflags, pinned_kubernetes_version, selected_pin
-from schedgate.scenarios.load import load_scenario, referenced_files
+from schedgate.scenarios.load import load_scenario
 from schedgate.scenarios.reference import write_pages
 from schedgate.scenarios.schema import FILES, SCHEMAS, render, write_schemas
 from schedgate.spec.cluster import load_definition
@@ -190,14 +190,9 @@ def _repro(args: argparse.Namespace) -> int:
 
 
 def _scenario_refs(path: Path) -> list[str]:
-    """The file's cluster and scheduler as the run's defaults, so the session cluster is the scenario's."""
-    cluster, scheduler = referenced_files(path)
-    out = []
-    if cluster is not None:
-        out += ["-o", f"schedgate_cluster={cluster}"]
-    if scheduler is not None:
-        out += ["-o", f"schedgate_scheduler_config={scheduler}"]
-    return out
+    """The file's own cluster and scheduler (inline, a file or a role's) as the session's: its header names
+    what runs, and the file runs on the session's cluster."""
+    return ["-o", f"schedgate_scenario={path}"]
 
 
 def _tools(args: argparse.Namespace) -> int:

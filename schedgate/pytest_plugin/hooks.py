@@ -267,7 +267,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             if why.is_file():
                 terminalreporter.write_line(f"{why}:")
                 terminalreporter.write(why.read_text())
-    if g.artifacts:
+    if len(g.artifacts) == 1:  # one test (schedgate repro): its own folder, whose name the test's id makes
+        terminalreporter.write_line(f"schedgate: artifacts in {g.artifacts[0]} (placement.html there)")
+    elif g.artifacts:
         terminalreporter.write_line(f"schedgate: artifacts of {len(g.artifacts)} test(s) under "
                                     f"{Path(g.artifacts[0]).parent} (placement.html in each)")
     rows = []

@@ -18,6 +18,7 @@ from schedgate.pytest_plugin.gather import worker_id
 from schedgate.runtime.binaries import check_given
 from schedgate.runtime.pins import PIN_ENV, select
 from schedgate.runtime.toolchain import go_module_dir
+from schedgate.scenarios.load import load_scenario
 from schedgate.spec.cluster import load_definition
 from schedgate.spec.gates import parse_gate_option
 from schedgate.spec.roles import ROLES, role
@@ -117,6 +118,8 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("schedgate_cluster", "default cluster definition file (when --cluster is not given)", default=None)
     parser.addini("schedgate_scheduler_config", "default scheduler configuration file (when --scheduler-config is "
                   "not given)", default=None)
+    parser.addini("schedgate_scenario", "a scenario file whose own cluster and scheduler the session runs (what "
+                  "schedgate repro sets; --cluster and --scheduler-config still win)", default=None)
 
 
 def add_cli_options(ap: argparse.ArgumentParser) -> None:
@@ -167,7 +170,8 @@ def asked_for(config: pytest.Config) -> bool:
         if config.getoption(o.dest) not in (None, False) and (
                 config.getoption(o.dest) != o.default or (o.env and os.environ.get(o.env))):
             return True
-    return bool(config.getini("schedgate_cluster") or config.getini("schedgate_scheduler_config"))
+    return bool(config.getini("schedgate_cluster") or config.getini("schedgate_scheduler_config")
+                or config.getini("schedgate_scenario"))
 
 
 def request_from(config: pytest.Config) -> ClusterRequest:
@@ -180,6 +184,7 @@ def request_from(config: pytest.Config) -> ClusterRequest:
     req = make_request(cluster_file, sched_file, provider=config.getoption("provider") or "local",
                        binary=config.getoption("scheduler_binary"), bin_dir=config.getoption("bin_dir"),
                        keep=bool(config.getoption("keep_cluster")))
+    req = _scenario_own(config, req)
     gates = config.getoption("feature_gates")
     req = replace(req, scheduler_image=config.getoption("scheduler_image"),
                   reuse=bool(config.getoption("reuse_cluster")), worker=worker_id(config),
@@ -197,6 +202,22 @@ def request_from(config: pytest.Config) -> ClusterRequest:
 
 
 _REQUEST = pytest.StashKey[ClusterRequest]()
+
+
+def _scenario_own(config: pytest.Config, req: ClusterRequest) -> ClusterRequest:
+    """With ini ``schedgate_scenario`` (``schedgate repro``), the session's cluster and scheduler are that file's
+    own (its inline definition, its role's configuration), so the header names what runs and the file runs on
+    the session's cluster; a ``--cluster`` or ``--scheduler-config`` given still wins."""
+    path = config.getini("schedgate_scenario")
+    if not path:
+        return req
+    scenario = load_scenario(project_path(path), req.scheduler_config if config.getoption("scheduler_config")
+                             else None, lambda name: role_config(config, name))
+    if not config.getoption("cluster"):
+        req = replace(req, definition=scenario.definition)
+    if scenario.scheduler is not None:
+        req = replace(req, scheduler_config=stand_in(scenario.scheduler, DEFAULT_SCHEDULER_CONFIG))
+    return req
 
 
 def baseline_options(config: pytest.Config) -> tuple[SchedulerConfig | None, Path | None]:

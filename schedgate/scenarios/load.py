@@ -183,16 +183,3 @@ def _file_or_inline(v: Validator, path: Path, raw: Any, key: str, inline: str, l
 
 def is_scenario_file(path: Path) -> bool:
     return path.name.endswith(SUFFIX)
-
-
-def referenced_files(path: str | Path) -> tuple[Path | None, Path | None]:
-    """The cluster definition and scheduler configuration files a scenario names (None when inline or absent)."""
-    p = Path(path)
-    doc, _ = read_yaml(p, "scenario")
-    refs: list[Path | None] = []
-    for key in ("cluster", "scheduler"):
-        value = doc.get(key) if isinstance(doc, dict) else None
-        if key == "scheduler" and value in SCENARIO_ROLES:
-            value = shipped(role(value).default)
-        refs.append(resolve_user_path(value, p.parent).resolve() if isinstance(value, str) else None)
-    return refs[0], refs[1]
