@@ -11,7 +11,7 @@ from typing import Any
 
 from schedgate.errors import NotHere
 from schedgate.kube.poll import poll_until
-from schedgate.objects.schedlog import LOG_FLAGS, read_logs
+from schedgate.objects.schedlog import LOG_FLAGS, Attempt, read_logs
 from schedgate.runtime.scheduler import distinct
 from schedgate.scenarios.bounds import NUMBER, bounds_read, needs_bound, read_count
 from schedgate.scenarios.declare import DeclaredOutcome, arg, read_first
@@ -23,12 +23,19 @@ from schedgate.scenarios.run import Run
 QUEUES = ("Active", "Backoff")  # what the log names them
 
 
+def cycles_since(attempts: list[Attempt], since: float) -> int:
+    """The cycles begun at or after ``since`` (klog's time of day in seconds: one begun just past midnight
+    counts as after a step begun just before it)."""
+    return sum(1 for a in attempts if a.started is not None and (a.started - since) % 86400 < 43200)
+
+
 @outcome("attempts")
 @dataclass(frozen=True)
 class Attempts(DeclaredOutcome):
-    """How many scheduling cycles each pod had ("Attempting to schedule pod" in its scheduler's log):
-    ``equals``, ``atLeast``, ``atMost``. Waits until the lower bound is reached, then checks the upper one
-    — "retried once after the capacity change", not "flushed five minutes later". With ``for`` (seconds)
+    """How many scheduling cycles each pod had ("Attempting to schedule pod" in its scheduler's log), or with
+    ``since`` had since an earlier step began: ``equals``, ``atLeast``, ``atMost``. Waits until the lower
+    bound is reached, then checks the upper one — "retried once after the capacity change", not "flushed
+    five minutes later". With ``for`` (seconds)
     the upper bound must hold that long: "still 1 attempt 10 s after the change" (it fails the moment it
     does not)."""
 
@@ -38,6 +45,9 @@ class Attempts(DeclaredOutcome):
     hold: float = arg("for", "seconds the upper bound must hold (equals or atMost)",
                       {"type": "number", "minimum": 0.1, "maximum": 600},
                       lambda p, x, w: p.v.number(x, w, minimum=0.1, maximum=600), default=0.0)
+    since: int | None = arg("since", "count only the attempts begun after step N began (an earlier step, as in "
+                                     "steps[N]): one more attempt after a change", {"type": "integer", "minimum": 0},
+                            lambda p, x, w: p.v.whole(x, w, minimum=0), default=None)
     bounds: tuple[tuple[str, int], ...] = ()  # the bounds given, as (key, value)
 
     @classmethod
@@ -50,6 +60,10 @@ class Attempts(DeclaredOutcome):
         values["bounds"] = bounds_read(values)
         if values.get("hold") and not any(k in ("equals", "atMost") for k, _ in values["bounds"]):
             p.v.fail(f"{w}.for", "holds an upper bound: give equals or atMost")
+        here = re.match(r"steps\[(\d+)\]", w)
+        if values.get("since") is not None and here and values["since"] >= int(here.group(1)):
+            p.v.fail(f"{w}.since", f"must name an earlier step than this one (steps[{here.group(1)}]), got "
+                                   f"{values['since']}")
         return values
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
@@ -57,10 +71,16 @@ class Attempts(DeclaredOutcome):
         high = min((b for k, b in self.bounds if k in ("equals", "atMost")), default=None)
         paths = [s.log_path for s in distinct(r.cluster.schedulers)]
 
+        since = r.step_clock.get(self.since) if self.since is not None else None
+
         def seen(key: str) -> tuple[int, bool]:
             """(scheduling cycles, whether any other line of the pod is in the logs)."""
             log = read_logs(paths, namespaces={r.ns.name}).get(key)
-            return (log.cycles, bool(log.attempts)) if log is not None else (0, False)
+            if log is None:
+                return 0, False
+            if since is None:
+                return log.cycles, bool(log.attempts)
+            return cycles_since(log.attempts, since), bool(log.attempts)
 
         for name in pods:
             key = f"{r.ns.name}/{name}"
@@ -72,19 +92,22 @@ class Attempts(DeclaredOutcome):
                 if got == 0 and other:
                     raise NotHere(f"the scheduler's log has no 'Attempting to schedule pod' lines; run it "
                                   f"with {' '.join(LOG_FLAGS)}") from None
-                raise AssertionError(f"pod {name} had {got} scheduling attempt(s) after {timeout:.0f}s; "
-                                     f"expected at least {low}") from None
+                raise AssertionError(f"pod {name} had {got} scheduling attempt(s){self._since()} after "
+                                     f"{timeout:.0f}s; expected at least {low}") from None
             got = seen(key)[0]
             if high is not None and got > high:
                 log = read_logs(paths, namespaces={r.ns.name}).get(key)
                 why = "; ".join(f"attempt {i}: {a.failure[:300]}" for i, a in enumerate(log.attempts if log else [], 1)
                                 if a.failure)
-                raise AssertionError(f"pod {name} had {got} scheduling attempts; expected at most {high}"
+                raise AssertionError(f"pod {name} had {got} scheduling attempts{self._since()}; expected at most {high}"
                                      + (f" ({why})" if why else ""))
             if self.hold and high is not None:
                 self._hold(name, lambda key=key: seen(key)[0], high)  # type: ignore[misc]
                 got = seen(key)[0]
             r.figure(f"step {index}: attempts of {name}", got)
+
+    def _since(self) -> str:
+        return f" since steps[{self.since}] began" if self.since is not None else ""
 
     def _hold(self, name: str, count: Callable[[], int], high: int) -> None:
         started = time.monotonic()

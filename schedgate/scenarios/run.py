@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
@@ -23,6 +24,12 @@ from schedgate.perf import Comparison
 from schedgate.report.figures import Report
 from schedgate.runtime.scheduler import Scheduler
 from schedgate.spec.schedconfig import SchedulerConfig
+
+
+def time_of_day() -> float:
+    """Seconds since local midnight, as klog stamps a line (its hours, minutes and seconds)."""
+    now = datetime.now()
+    return now.hour * 3600 + now.minute * 60 + now.second + now.microsecond / 1e6
 
 
 class Action(Protocol):
@@ -66,6 +73,8 @@ class Run:
     metrics_at_start: dict[str, MetricsSnapshot] = field(default_factory=dict)
     extender: Extender | None = None
     transcript: list[str] = field(default_factory=list)
+    # each step's start as a time of day in seconds (the clock of the schedulers' klog lines): attempts.since
+    step_clock: dict[int, float] = field(default_factory=dict)
     _objects: Objects | None = None
 
     @property
@@ -89,8 +98,9 @@ class Run:
             read = getattr(step.action, "metrics_read", None)  # Expect: the schedulers its metric outcome reads
             for profile in (read() if read is not None else ()):
                 self._scrape_at_start(profile)
-        for step in self.scenario.steps:
+        for i, step in enumerate(self.scenario.steps):
             t0 = time.monotonic()
+            self.step_clock[i] = time_of_day()
             try:
                 step.action.run(self)
             except AssertionError as e:
