@@ -1,8 +1,9 @@
 """Generated scenarios: Hypothesis strategies whose examples are scenario documents in the file language.
 
 An example is a small cluster (``nodes`` with capacities, labels, taints, GPUs, cordoned or not), then pods
-made one step at a time (requests, GPUs, required labels, tolerations; some while the scheduler is stopped,
-which then starts again), then the outcome ``invariants`` with ``noMissedFit``.
+made one step at a time (requests, GPUs, required labels, tolerations, an app label, a required anti-affinity
+to an app; some while the scheduler is stopped, which then starts again), then the outcome ``invariants``
+with ``noMissedFit``.
 Nodes come first and nothing is deleted or loosened afterwards, so a pod left Unschedulable that fits a node
 at the end was refused wrongly. Every value is drawn from short lists, which Hypothesis shrinks towards their
 first entry: the smallest node, the smallest pod, no labels, no taints.
@@ -18,7 +19,8 @@ from hypothesis import strategies as st
 from schedgate.errors import SchedgateError
 
 GPU = "nvidia.com/gpu"
-ZONE, NET = "fuzz.schedgate.io/zone", "fuzz.schedgate.io/net"
+ZONE, NET, APP = "fuzz.schedgate.io/zone", "fuzz.schedgate.io/net", "fuzz.schedgate.io/app"
+APPS = ("", "a", "b")  # a pod's app label, and the app its required anti-affinity keeps off its node ("": none)
 # (key, value) pairs a node may have and a pod may require
 LABELS = ((ZONE, "a"), (ZONE, "b"), (NET, "true"))
 TAINTS = ({"key": "fuzz.schedgate.io/dedicated", "value": "gpu", "effect": "NoSchedule"},
@@ -60,6 +62,7 @@ def _pod() -> st.SearchStrategy[dict[str, Any]]:
         "require": st.lists(st.sampled_from(LABELS), unique_by=lambda kv: kv[0], max_size=1),
         "tolerate": st.lists(st.sampled_from(TAINTS), unique_by=lambda t: t["key"], max_size=2),
         "restart": st.booleans(),  # made while its scheduler is stopped, which then starts again
+        "app": st.sampled_from(APPS), "avoid": st.sampled_from(APPS),
     })
 
 
@@ -91,6 +94,11 @@ def pod_step(i: int, p: dict[str, Any], profile: str) -> dict[str, Any]:
         out["requireLabels"] = dict(p["require"])
     if p["tolerate"]:
         out["tolerations"] = [{k: t[k] for k in ("key", "value", "effect") if k in t} for t in p["tolerate"]]
+    if p.get("app"):
+        out["labels"] = {APP: p["app"]}
+    if p.get("avoid"):  # no two pods of that app on one node, this one included
+        out["pod"] = {"spec": {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {APP: p["avoid"]}}, "topologyKey": "kubernetes.io/hostname"}]}}}}
     return {"createPods": out}
 
 

@@ -6,7 +6,8 @@ neither, or marked with a SchedulerError, fails: no pod is silently stuck). Then
 nodes (but schedgate's sync node) and every pod on them go to ``schedgate-oracle``, a small binary linked
 from k8s.io/component-helpers of the pinned version (go/cmd/schedgate-oracle): no node holds more than its
 allocatable of a resource, pods included; every bound pod matches its node's labels (nodeSelector, required
-node affinity) and tolerates its NoSchedule and NoExecute taints and the unschedulable mark. With
+node affinity) and tolerates its NoSchedule and NoExecute taints and the unschedulable mark; no two bound pods
+share a topology domain that a required pod anti-affinity term of either forbids. With
 ``noMissedFit``, a pod left Unschedulable that the oracle finds a node for fails too: sound only when nothing
 was freed or loosened after the pods' attempts (nodes first, then pods, nothing deleted), as in a generated
 scenario. The checks the oracle ran are printed as a figure; a constraint outside them is not judged.
@@ -59,8 +60,9 @@ def judge(nodes: list[dict[str, Any]], pods: list[dict[str, Any]]) -> dict[str, 
 @dataclass(frozen=True)
 class Invariants(DeclaredOutcome):
     """Every pod of the test bound or Unschedulable by the deadline (a SchedulerError or a pod still waiting
-    fails); then, judged by upstream's helpers, no node over its allocatable and no bound pod on a node its
-    nodeSelector, required node affinity or taints exclude."""
+    fails); then, judged by upstream's helpers, no node over its allocatable, no bound pod on a node its
+    nodeSelector, required node affinity or taints exclude, and no two pods in one domain that a required pod
+    anti-affinity term keeps apart."""
 
     no_missed_fit: bool = arg("noMissedFit", "also fail when a pod left Unschedulable fits a node now (sound "
                                              "when nothing was freed or loosened after the pods were tried)",
@@ -99,7 +101,7 @@ class Invariants(DeclaredOutcome):
             return key.removeprefix(mine)
 
         broken = [f"{v['rule']}: " + (f"pod {pod(v['pod'])} on {v['node']}" if v.get("pod") else f"node {v['node']}")
-                  + f": {v['detail']}" for v in verdict.get("violations") or []]
+                  + f": {v['detail'].replace(mine, '')}" for v in verdict.get("violations") or []]
         if self.no_missed_fit:
             broken += [f"missed fit: pod {pod(p)} is Unschedulable but fits {', '.join(fits)}"
                        for p, fits in sorted((verdict.get("fits") or {}).items()) if fits and p.startswith(mine)]

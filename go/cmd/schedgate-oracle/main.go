@@ -8,8 +8,9 @@
 // bound pods (a node holding more than its allocatable of a resource, pods
 // count included; a pod whose required node affinity or nodeSelector the node
 // does not match; a pod on a node with a NoSchedule or NoExecute taint it does
-// not tolerate, the unschedulable mark included), and for each pod bound to no
-// node, the nodes it would fit now by the same checks.
+// not tolerate, the unschedulable mark included; two pods in one topology
+// domain that a required pod anti-affinity term of either keeps apart), and for
+// each pod bound to no node, the nodes it would fit now by the same checks.
 package main
 
 import (
@@ -20,6 +21,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
@@ -27,7 +30,7 @@ import (
 )
 
 // Checks names what this oracle evaluates; a constraint outside them is not judged.
-var Checks = []string{"resources", "nodeAffinity", "taints"}
+var Checks = []string{"resources", "nodeAffinity", "taints", "podAntiAffinity"}
 
 type input struct {
 	Nodes []v1.Node `json:"nodes"`
@@ -78,6 +81,7 @@ func judge(in input) (output, error) {
 		nodes[in.Nodes[i].Name] = &in.Nodes[i]
 	}
 	used := map[string]v1.ResourceList{}
+	var bound []*v1.Pod
 	for i := range in.Pods {
 		p := &in.Pods[i]
 		n, ok := nodes[p.Spec.NodeName]
@@ -85,8 +89,19 @@ func judge(in input) (output, error) {
 			continue
 		}
 		add(used, n.Name, p)
+		bound = append(bound, p)
 		for _, v := range placement(p, n) {
 			out.Violations = append(out.Violations, Violation{Rule: v[0], Pod: key(p), Node: n.Name, Detail: v[1]})
+		}
+	}
+	for i, p := range bound {
+		for _, q := range bound[i+1:] {
+			if detail, err := apart(p, nodes[p.Spec.NodeName], q, nodes[q.Spec.NodeName]); err != nil {
+				return out, err
+			} else if detail != "" {
+				out.Violations = append(out.Violations, Violation{Rule: "podAntiAffinity", Pod: key(p),
+					Node: p.Spec.NodeName, Detail: detail})
+			}
 		}
 	}
 	names := make([]string, 0, len(nodes))
@@ -108,6 +123,17 @@ func judge(in input) (output, error) {
 		for _, name := range names {
 			n := nodes[name]
 			if len(placement(p, n)) > 0 {
+				continue
+			}
+			kept := false
+			for _, q := range bound {
+				if detail, err := apart(p, n, q, nodes[q.Spec.NodeName]); err != nil {
+					return out, err
+				} else if detail != "" {
+					kept = true
+				}
+			}
+			if kept {
 				continue
 			}
 			trial := map[string]v1.ResourceList{name: used[name].DeepCopy()}
@@ -182,4 +208,56 @@ func placement(p *v1.Pod, n *v1.Node) [][2]string {
 		out = append(out, [2]string{"taints", fmt.Sprintf("the pod does not tolerate the node's taint %s", t.ToString())})
 	}
 	return out
+}
+
+// apart says why p (on node pn) and q (on qn) may not share a topology domain: a required pod
+// anti-affinity term of either whose selector matches the other and whose topology key both nodes carry
+// with the same value; "" when none does. A term's namespaces (or, without them, its pod's own) must
+// hold the other pod; a namespaceSelector is not evaluated (an error, not a pass).
+func apart(p *v1.Pod, pn *v1.Node, q *v1.Pod, qn *v1.Node) (string, error) {
+	for _, pair := range [][2]*v1.Pod{{p, q}, {q, p}} {
+		a, b := pair[0], pair[1]
+		if a.Spec.Affinity == nil || a.Spec.Affinity.PodAntiAffinity == nil {
+			continue
+		}
+		an, bn := pn, qn
+		if a == q {
+			an, bn = qn, pn
+		}
+		for _, term := range a.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+			if term.NamespaceSelector != nil {
+				return "", fmt.Errorf("pod %s: a namespaceSelector in a pod anti-affinity term is not evaluated", key(a))
+			}
+			namespaces := term.Namespaces
+			if len(namespaces) == 0 {
+				namespaces = []string{a.Namespace}
+			}
+			if !contains(namespaces, b.Namespace) {
+				continue
+			}
+			selector, err := metav1.LabelSelectorAsSelector(term.LabelSelector)
+			if err != nil {
+				return "", fmt.Errorf("pod %s: %w", key(a), err)
+			}
+			if !selector.Matches(labels.Set(b.Labels)) {
+				continue
+			}
+			av, aok := an.Labels[term.TopologyKey]
+			bv, bok := bn.Labels[term.TopologyKey]
+			if aok && bok && av == bv {
+				return fmt.Sprintf("pods %s and %s share %s=%s, which a required anti-affinity term of %s forbids",
+					key(p), key(q), term.TopologyKey, av, key(a)), nil
+			}
+		}
+	}
+	return "", nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }

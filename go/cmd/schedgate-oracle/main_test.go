@@ -68,3 +68,29 @@ func TestAnUnboundPodFitsWhereRoomAndRulesAllow(t *testing.T) {
 		t.Fatalf("fits %q, want b (a has 1 CPU left, c is cordoned)", got)
 	}
 }
+
+func TestRequiredAntiAffinityKeepsPodsApartBothWays(t *testing.T) {
+	a, b := node("a", "4", map[string]string{"kubernetes.io/hostname": "a"}), node("b", "4", map[string]string{"kubernetes.io/hostname": "b"})
+	web := pod("web", "a", "1")
+	web.Labels = map[string]string{"app": "web"}
+	shy := pod("shy", "a", "1")
+	shy.Spec.Affinity = &v1.Affinity{PodAntiAffinity: &v1.PodAntiAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []v1.PodAffinityTerm{{
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			TopologyKey:   "kubernetes.io/hostname"}}}}
+	out, err := judge(input{Nodes: []v1.Node{a, b}, Pods: []v1.Pod{web, shy}})
+	if err != nil || rules(out) != "podAntiAffinity t/web a" {
+		t.Fatalf("got %q, err %v", rules(out), err)
+	}
+	// unbound, each way: the shy pod fits only away from web, and so does a web pod beside a bound shy one
+	shy.Spec.NodeName = ""
+	out, _ = judge(input{Nodes: []v1.Node{a, b}, Pods: []v1.Pod{web, shy}})
+	if got := strings.Join(out.Fits["t/shy"], ","); got != "b" {
+		t.Fatalf("shy fits %q, want b", got)
+	}
+	shy.Spec.NodeName, web.Spec.NodeName = "a", ""
+	out, _ = judge(input{Nodes: []v1.Node{a, b}, Pods: []v1.Pod{web, shy}})
+	if got := strings.Join(out.Fits["t/web"], ","); got != "b" {
+		t.Fatalf("web fits %q, want b (the bound pod's term excludes a)", got)
+	}
+}
