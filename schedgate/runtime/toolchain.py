@@ -122,17 +122,15 @@ class Binaries:
 
     def mutant(self, name: str) -> Path:
         """The mutant binary ``name`` (a key of ``MUTANT_BUILDS``), linked now if it is missing."""
-        if name not in MUTANT_BUILDS:
-            raise ToolchainError(f"{name}: not a mutant schedgate builds ({', '.join(sorted(MUTANT_BUILDS))})")
-        path = self.path(name)
-        if not os.access(path, os.X_OK) and self.builder is not None:
-            self.builder(name)
-        return path
+        return self._linked(name, MUTANT_BUILDS, "a mutant")
 
     def tool(self, name: str) -> Path:
         """The program ``name`` (a key of ``TOOL_BUILDS``), linked now if it is missing."""
-        if name not in TOOL_BUILDS:
-            raise ToolchainError(f"{name}: not a program schedgate builds ({', '.join(sorted(TOOL_BUILDS))})")
+        return self._linked(name, TOOL_BUILDS, "a program")
+
+    def _linked(self, name: str, known: Mapping[str, object], what: str) -> Path:
+        if name not in known:
+            raise ToolchainError(f"{name}: not {what} schedgate builds ({', '.join(sorted(known))})")
         path = self.path(name)
         if not os.access(path, os.X_OK) and self.builder is not None:
             self.builder(name)
