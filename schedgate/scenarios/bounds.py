@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from schedgate.scenarios.jsontypes import Schema
 from schedgate.scenarios.parse import Parser
+from schedgate.spec.jsontypes import Schema
 
 BOUNDS = ("equals", "atLeast", "atMost")
 BOUND_ATTRS = ("equals", "at_least", "at_most")  # their attributes on a declared outcome
 NUMBER: Schema = {"type": "number"}
+NEEDS_BOUND: Schema = {"anyOf": [{"required": [k]} for k in BOUNDS]}  # needs_bound, as JSON Schema
 
 
 def needs_bound(p: Parser, m: dict[str, Any], w: str) -> None:

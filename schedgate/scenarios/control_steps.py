@@ -8,12 +8,13 @@ from typing import Any, ClassVar
 
 from schedgate.faults.extender import Extender
 from schedgate.scenarios.declare import Declared, arg, one_of, read_string
-from schedgate.scenarios.jsontypes import CONFIG, STR, ref, whole
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
+from schedgate.spec.jsontypes import BOOL, CONFIG, STR, Schema, ref, whole
 from schedgate.spec.roles import SCENARIO_ROLES
 from schedgate.spec.schedconfig import SchedulerConfig
+from schedgate.spec.shape import Key, Shape
 from schedgate.spec.validate import MAX_SECONDS
 
 
@@ -26,6 +27,8 @@ def _read_config(p: Parser, raw: Any, w: str) -> str | SchedulerConfig:
 @dataclass(frozen=True)
 class SchedulerStep(Declared):
     """A scheduler named by exactly one of ``profile`` (a running one's) and ``config`` (a file or role)."""
+
+    RULE: ClassVar[Schema] = {"oneOf": [{"required": ["profile"]}, {"required": ["config"]}]}
 
     profile: str | None = arg("profile", "the profile of a scheduler the run started", STR, read_string, default=None)
     config: str | SchedulerConfig | None = arg("config", CONFIG["description"],
@@ -66,7 +69,13 @@ class StartScheduler(SchedulerStep):
 
 
 EXTENDER_KINDS = ("hard", "soft")
-FAULTS = ("latency", "status", "malformed", "drop", "down")
+FAULTS = Shape("faults", "the extender's faults (the rest off)", (
+    Key("latency", "seconds before each answer", {"type": "number", "minimum": 0, "maximum": MAX_SECONDS}),
+    Key("status", "an HTTP status to answer with", whole(100, 599)),
+    Key("malformed", "answer with a body that is no JSON", BOOL),
+    Key("drop", "nodes left out of its answer, without failing them", ref("nodeSet")),
+    Key("down", "connection refused on its port (false: back on it)", BOOL),
+))
 
 
 @dataclass(frozen=True)
@@ -91,7 +100,7 @@ def _read_slots(p: Parser, raw: Any, w: str) -> tuple[tuple[str, int], ...]:
 
 def _read_faults(p: Parser, raw: Any, w: str) -> ExtenderFaults:
     v = p.v
-    f = v.mapping(raw or {}, w, allowed=FAULTS)
+    f = FAULTS.read(v, raw or {}, w)
     return ExtenderFaults(
         latency=v.number(f["latency"], f"{w}.latency", maximum=MAX_SECONDS) if "latency" in f else 0.0,
         status=v.whole(f["status"], f"{w}.status", minimum=100, maximum=599) if "status" in f else None,

@@ -21,8 +21,8 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Self
 
-from schedgate.scenarios.jsontypes import Schema, described
 from schedgate.scenarios.parse import Parser
+from schedgate.spec.jsontypes import Schema, described
 from schedgate.spec.validate import MAX_SECONDS, short
 
 ARG = "schedgate.arg"
@@ -102,6 +102,7 @@ class Declared:
     after the rule, so a wrong value or a file that is no configuration says so as before."""
 
     REFUSED: ClassVar[Mapping[str, str]] = {}
+    RULE: ClassVar[Schema] = {}  # what :meth:`rule` asks of the fields together, as JSON Schema ("one of these")
     MORE: ClassVar[tuple[str, ...]] = ()  # keys allowed after the declared ones, read by the rule (the pod fields)
 
     @classmethod
@@ -138,10 +139,15 @@ class Declared:
 class DeclaredOutcome(Declared):
     """An ``expect`` outcome whose body is a mapping of declared fields, or one declared value (:func:`body`);
     and the keys of the ``expect`` mapping (``m``) it takes beside it (:func:`extra`), read after the body.
-    An outcome with a whole body has its :meth:`rule` called with ``{"": body, extra: value, ...}``."""
+    An outcome with a whole body has its :meth:`rule` called with ``{"": body, extra: value, ...}``.
+    ``SHORTHANDS`` are bodies (``true``, null) that leave every field of the mapping unset (None)."""
+
+    SHORTHANDS: ClassVar[tuple[Any, ...]] = ()
 
     @classmethod
     def parse(cls, p: Parser, raw: Any, m: dict[str, Any], w: str) -> Self:  # type: ignore[override]
+        if any(raw is s for s in cls.SHORTHANDS):
+            return cls(**dict.fromkeys((n for n, _ in args_of(cls, FIELD)), None))
         return cls(**cls.read_outcome(p, raw, m, w))
 
     @classmethod

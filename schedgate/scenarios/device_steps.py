@@ -10,11 +10,11 @@ from typing import Any
 from schedgate.kube.poll import poll_until
 from schedgate.objects.matchers import bound
 from schedgate.scenarios.declare import Declared, DeclaredOutcome, arg, body
-from schedgate.scenarios.jsontypes import STR, ref
 from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
+from schedgate.spec.jsontypes import STR, ref
 
 
 def _read_node(p: Parser, raw: Any, w: str) -> str:

@@ -19,10 +19,10 @@ from schedgate.kube.api import ignore_not_found, read_json
 from schedgate.kube.poll import PollTimeout, poll_until
 from schedgate.scenarios.declare import DeclaredOutcome, arg
 from schedgate.scenarios.group_steps import _known_groups
-from schedgate.scenarios.jsontypes import DNS, listing, whole
 from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
+from schedgate.spec.jsontypes import DNS, listing, whole
 from schedgate.workloads.podgroup import GROUP, GROUP_CLAIM, VERSION
 
 

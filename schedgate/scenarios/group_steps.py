@@ -16,12 +16,12 @@ from kubernetes import client as k8s
 from schedgate.kube.watch import MATCH, Check, fail, pending, wait_for_items
 from schedgate.objects.claims import DeviceRequest
 from schedgate.scenarios.declare import Declared, DeclaredOutcome, arg, one_of
-from schedgate.scenarios.jsontypes import BOOL, DNS, STR, listing, whole
 from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
 from schedgate.scenarios.template import DEVICES, read_devices
+from schedgate.spec.jsontypes import BOOL, DNS, STR, listing, whole
 from schedgate.workloads.podgroup import (
     API,
     CLAIMS,

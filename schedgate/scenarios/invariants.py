@@ -26,9 +26,9 @@ from schedgate.kube.api import read_json
 from schedgate.kube.poll import PollTimeout, poll_until
 from schedgate.runtime.toolchain import ensure_tool
 from schedgate.scenarios.declare import DeclaredOutcome, arg
-from schedgate.scenarios.jsontypes import BOOL
 from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.run import Run
+from schedgate.spec.jsontypes import BOOL
 
 ORACLE = "schedgate-oracle"
 

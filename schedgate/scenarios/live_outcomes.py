@@ -5,7 +5,7 @@ name)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any, ClassVar
 
 from kubernetes import client as k8s
 
@@ -22,10 +22,10 @@ from schedgate.scenarios.declare import (
     read_string,
     true_body,
 )
-from schedgate.scenarios.jsontypes import BOOL, STR, ref, whole
 from schedgate.scenarios.outcomes import ONCE, WhenTrue, outcome
 from schedgate.scenarios.parse import MAX_PODS, Parser
 from schedgate.scenarios.run import Run
+from schedgate.spec.jsontypes import BOOL, STR, ref, whole
 
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 # Kinds whose pods workloadReady finds: the owner a pod names, or (Deployment) the owner of that owner.
@@ -80,11 +80,8 @@ class Evicted(DeclaredOutcome):
     """Being deleted with a DisruptionTarget condition (``reason``: e.g. DeletionByTaintManager,
     PreemptionByScheduler; another reason fails at once). ``true``: any reason."""
 
+    SHORTHANDS: ClassVar[tuple[Any, ...]] = (True,)
     reason: str | None = arg("reason", "DeletionByTaintManager, PreemptionByScheduler, ...", STR, read_string)
-
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, m: dict[str, Any], w: str) -> Self:  # type: ignore[override]
-        return cls(reason=None) if raw is True else super().parse(p, raw, m, w)
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         r.each(pods, evicted(self.reason), timeout)

@@ -42,23 +42,41 @@ import schedgate.scenarios.perf_steps
 import schedgate.scenarios.race_outcomes
 import schedgate.scenarios.spread_outcomes  # noqa: F401  (these register their steps)
 from schedgate.errors import DefinitionError
-from schedgate.scenarios.needs import found, node_objects, requires
+from schedgate.scenarios.needs import REQUIRES, found, node_objects, requires
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Action
 from schedgate.scenarios.steps import STEPS
 from schedgate.scenarios.template import TEMPLATE_FIELDS
 from schedgate.spec.cluster import API_VERSION, ClusterDefinition, load_definition, parse_definition
 from schedgate.spec.features import turn_on
+from schedgate.spec.jsontypes import CONFIG, DNS, STR, listing, ref
 from schedgate.spec.roles import SCENARIO_ROLES, role
 from schedgate.spec.schedconfig import SchedulerConfig, load_scheduler_config, parse_scheduler_config
+from schedgate.spec.shape import Key, Shape
 from schedgate.spec.shipped import resolve_user_path, shipped
 from schedgate.spec.validate import Validator, kind_of
-from schedgate.spec.versions import KnownBug, read_known_bug
+from schedgate.spec.versions import KNOWN_BUG, KnownBug, read_known_bug
 from schedgate.spec.yamlfile import read_yaml
 
 T = TypeVar("T")
 KIND = "Scenario"
 SUFFIX = ".scenario.yaml"
+SCENARIO = Shape("scenario", "Scenario files: a scheduling situation written down as data (`*.scenario.yaml`).", (
+    Key("apiVersion", "", {"const": API_VERSION}, required=True),
+    Key("kind", "", {"const": KIND}, required=True),
+    Key("name", "the scenario's name (its test's)", DNS, required=True),
+    Key("description", "what it shows, in a sentence or two", {"type": "string"}),
+    Key("cluster", "the cluster it runs on", {"anyOf": [
+        {**STR, "description": "a cluster definition file"}, ref("cluster")]}, required=True),
+    Key("scheduler", "the scheduler its pods name, unless the run gives one", {"anyOf": [
+        CONFIG, {"type": "object", "description": "an inline configuration"}]}),
+    Key("requires", "what it needs of the scheduler under test that its steps do not show, Kubernetes features "
+                    "older minors have off by default, and Kubernetes versions (elsewhere the file skips)", REQUIRES),
+    Key("templates", "name -> pod fields createPods steps start from", {
+        "type": "object", "propertyNames": DNS, "additionalProperties": ref("template")}),
+    Key("steps", "actions and expectations, in order", listing(ref("step"), 1), required=True),
+    Key("knownBug", "", KNOWN_BUG.schema()),
+))
 
 
 @dataclass(frozen=True)
@@ -104,9 +122,7 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
     p = Path(path)
     doc, lines = read_yaml(p, "scenario")
     v = Validator(str(p), lines)
-    m = v.mapping(doc, "", required=("apiVersion", "kind", "name", "cluster", "steps"),
-                  allowed=("apiVersion", "kind", "name", "description", "cluster", "scheduler", "requires", "templates",
-                           "steps", "knownBug"))
+    m = SCENARIO.read(v, doc, "")
     if m["apiVersion"] != API_VERSION:
         v.fail("apiVersion", f"must be {API_VERSION}, got {m['apiVersion']!r}")
     if m["kind"] != KIND:

@@ -7,18 +7,18 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from schedgate.errors import NotHere
 from schedgate.kube.poll import poll_until
 from schedgate.objects.schedlog import LOG_FLAGS, Attempt, read_logs
 from schedgate.runtime.scheduler import distinct
-from schedgate.scenarios.bounds import NUMBER, bounds_read, needs_bound, read_count
+from schedgate.scenarios.bounds import NEEDS_BOUND, NUMBER, bounds_read, needs_bound, read_count
 from schedgate.scenarios.declare import DeclaredOutcome, arg, read_first
-from schedgate.scenarios.jsontypes import STR
 from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
+from schedgate.spec.jsontypes import STR, Schema
 
 QUEUES = ("Active", "Backoff")  # what the log names them
 
@@ -39,6 +39,7 @@ class Attempts(DeclaredOutcome):
     the upper bound must hold that long: "still 1 attempt 10 s after the change" (it fails the moment it
     does not)."""
 
+    RULE: ClassVar[Schema] = NEEDS_BOUND
     equals: int | None = arg("equals", "exactly this many", NUMBER, read_count, default=None)
     at_least: int | None = arg("atLeast", "at least this many", NUMBER, read_count, default=None)
     at_most: int | None = arg("atMost", "at most this many", NUMBER, read_count, default=None)

@@ -16,8 +16,9 @@ from typing import Any
 from schedgate.scenarios.template import POD_FIELDS
 from schedgate.spec.blackbox import CAPABILITIES
 from schedgate.spec.features import FEATURES
+from schedgate.spec.jsontypes import Schema, listing
 from schedgate.spec.validate import Validator
-from schedgate.spec.versions import KUBERNETES, version_need
+from schedgate.spec.versions import KUBERNETES, RANGE_PATTERN, version_need
 
 # Step and outcome names that need a capability, wherever they appear.
 BY_KEY = {
@@ -36,6 +37,12 @@ BY_KEY = {
 NODE_OBJECTS = {"addNodes": "adds", "measurePerformance": "adds", "overcommitted": "overcommits"}
 # Keys that need kube-scheduler's wording under these outcomes.
 WORDED = ("unschedulable", "schedulingError", "event")
+
+
+REQUIRES: Schema = listing({"anyOf": [{"enum": [*CAPABILITIES, *FEATURES]}, {
+    "type": "string", "pattern": rf"^kubernetes *{RANGE_PATTERN}$",
+    "description": "Kubernetes versions, all of whose comparators hold (alternatives joined by ||): "
+                   "kubernetes>=1.37"}]}, 0)
 
 
 def requires(v: Validator, raw: Any) -> dict[str, str]:

@@ -13,9 +13,9 @@ from schedgate.scenarios.declare import (
     read_label_value,
     read_nodes,
 )
-from schedgate.scenarios.jsontypes import LABEL, STR, ref, whole
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
+from schedgate.spec.jsontypes import LABEL, STR, ref, whole
 from schedgate.spec.validate import TAINT_EFFECTS
 
 NODES = arg("nodes", "node and pool names (a pool: each of its nodes)", ref("nodeSet"), read_nodes)

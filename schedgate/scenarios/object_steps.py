@@ -5,16 +5,16 @@ run's namespace), added nodes deleted, changed resources put back as defined."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from schedgate.objects.builders import PLACEHOLDER_IMAGE
 from schedgate.scenarios.declare import Declared, arg, read_string
-from schedgate.scenarios.jsontypes import NODE_OR_MANIFEST, STR, Schema, listing, ref
 from schedgate.scenarios.node_steps import NodeStep
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
 from schedgate.spec.cluster import Condition, NodeSpec, parse_conditions, parse_node_or_manifest
+from schedgate.spec.jsontypes import NODE_OR_MANIFEST, STR, Schema, listing, ref
 from schedgate.spec.manifest import describe, object_manifest
 
 # Kinds a scenario makes with its own steps, where the harness keeps track of them.
@@ -49,6 +49,8 @@ MANIFEST: Schema = {"type": "object", "description": "an object of any kind the 
 class Apply(Declared):
     """``manifest`` (or ``manifests``): objects of any kind the pinned API serves, created in order. A
     container image ``schedgate.invalid/placeholder:0`` becomes the cluster's own pod image."""
+
+    RULE: ClassVar[Schema] = {"oneOf": [{"required": ["manifest"]}, {"required": ["manifests"]}]}
 
     manifest: dict[str, Any] | None = arg("manifest", MANIFEST["description"], MANIFEST, _manifest, default=None)
     manifests: tuple[dict[str, Any], ...] = arg("manifests", "objects of any kind the pinned API serves, in order",
@@ -174,6 +176,8 @@ def _resources(p: Parser, raw: Any, w: str) -> tuple[tuple[str, str], ...]:
 @dataclass(frozen=True)
 class SetResources(NodeStep):
     """``capacity`` and/or ``allocatable`` of any resources (allocatable defaults to the capacity given)."""
+
+    RULE: ClassVar[Schema] = {"anyOf": [{"required": ["capacity"]}, {"required": ["allocatable"]}]}
 
     capacity: tuple[tuple[str, str], ...] = arg("capacity", "resource -> quantity the nodes report",
                                                 ref("resources"), _resources, default=())

@@ -1,25 +1,25 @@
 """``expect``: exactly one outcome, each a class that parses its own body and checks itself.
 
 An outcome registers with :func:`outcome`; ``about_pods`` says whether the
-``expect`` step must name ``pods``, ``extras`` the other ``expect`` fields it
-takes (``never``, ``distinctNodes``: a declared outcome's own, declared with
-:func:`~schedgate.scenarios.declare.extra`). Every check waits on a positive
-signal under the step's deadline.
+``expect`` step must name ``pods``; the other ``expect`` fields it takes (``never``,
+``distinctNodes``) it declares with :func:`~schedgate.scenarios.declare.extra`.
+Every check waits on a positive signal under the step's deadline.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, Self, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from schedgate.kube.watch import Matcher
 from schedgate.objects.events import summarize
 from schedgate.objects.matchers import gone, nominated, scheduled_on, scheduling_error, scheduling_gated, unschedulable
 from schedgate.objects.metrics import MetricsSnapshot
-from schedgate.scenarios.bounds import BOUND_ATTRS, NUMBER, bounds_read, needs_bound, read_bound
+from schedgate.scenarios.bounds import BOUND_ATTRS, NEEDS_BOUND, NUMBER, bounds_read, needs_bound, read_bound
 from schedgate.scenarios.declare import (
     EXTRA,
+    TIMEOUT,
     DeclaredOutcome,
     arg,
     args_of,
@@ -30,10 +30,11 @@ from schedgate.scenarios.declare import (
     read_string,
     true_body,
 )
-from schedgate.scenarios.jsontypes import SCALAR, STR, ref, whole
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
+from schedgate.spec.jsontypes import SCALAR, STR, Schema, ref, whole
+from schedgate.spec.shape import Key
 
 
 class Outcome(Protocol):
@@ -51,18 +52,23 @@ OUTCOMES: dict[str, OutcomeKind] = {}
 K = TypeVar("K", bound=type)
 
 
-def outcome(name: str, *, about_pods: bool = True, extras: tuple[str, ...] = ()) -> Callable[[K], K]:
+def outcome(name: str, *, about_pods: bool = True) -> Callable[[K], K]:
     def register(cls: K) -> K:
-        declared = tuple(a.key for _, a in args_of(cls, EXTRA))
-        OUTCOMES[name] = OutcomeKind(cls.parse, about_pods, (*extras, *declared))  # type: ignore[attr-defined]
+        extras = tuple(a.key for _, a in args_of(cls, EXTRA))
+        OUTCOMES[name] = OutcomeKind(cls.parse, about_pods, extras)  # type: ignore[attr-defined]
         return cls
 
     return register
 
 
+EXPECT = (Key("pods", "", ref("podSet")), Key("timeout", "seconds (default 30)", TIMEOUT))  # beside the outcome
+
+
 @step("expect")
 @dataclass(frozen=True)
 class Expect:
+    """Exactly one outcome, about ``pods`` where it is about pods, waited for up to ``timeout``."""
+
     what: str
     outcome: Outcome
     pods: tuple[str, ...]
@@ -73,7 +79,7 @@ class Expect:
     def parse(cls, p: Parser, raw: Any, w: str) -> Expect:
         v = p.v
         extras = sorted({x for k in OUTCOMES.values() for x in k.extras})
-        m = v.mapping(raw, w, allowed=("pods", "timeout", *extras, *OUTCOMES))
+        m = v.mapping(raw, w, allowed=(*(k.name for k in EXPECT), *extras, *OUTCOMES))
         found = [k for k in OUTCOMES if k in m]
         if len(found) != 1:
             v.fail(w, f"needs exactly one outcome of: {', '.join(OUTCOMES)}"
@@ -134,12 +140,9 @@ class ScheduledOn(DeclaredOutcome):
 class Refused(DeclaredOutcome):
     """PodScheduled=False for one reason, with a message matching ``message`` (a regex) if given."""
 
+    SHORTHANDS: ClassVar[tuple[Any, ...]] = (True, None)
     message: str | None = arg("message", "a regular expression", STR, lambda p, x, w: p.v.regex(x, w),
                               default=None)
-
-    @classmethod
-    def parse(cls, p: Parser, raw: Any, m: dict[str, Any], w: str) -> Self:  # type: ignore[override]
-        return cls(None) if raw is True or raw is None else super().parse(p, raw, m, w)
 
     def matcher(self) -> Matcher:
         raise NotImplementedError
@@ -260,6 +263,7 @@ class Metric(DeclaredOutcome):
     and an earlier test's errors are not this scenario's (a counter that went back, a restarted scheduler,
     is counted from 0)."""
 
+    RULE: ClassVar[Schema] = NEEDS_BOUND
     scheduler: str = arg("scheduler", "the profile of a running scheduler", STR, read_string)
     name: str = arg("name", "the sample's name", STR, read_string)
     labels: tuple[tuple[str, str], ...] = arg(

@@ -4,19 +4,19 @@ the same run (:mod:`schedgate.perf`), with budgets relative to the baseline."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from schedgate.errors import NotHere
 from schedgate.perf import BASELINE, UNDER_TEST, Budget, Side, Workload, check, compare, figures, perf_files
 from schedgate.perf.budget import ALL_POINTS, QUANTILES
 from schedgate.scenarios.declare import TIMEOUT, Declared, DeclaredOutcome, Read, arg, read_first, read_string
-from schedgate.scenarios.jsontypes import CONFIG, STR, Schema, ref, whole
 from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import MAX_PODS, Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
 from schedgate.scenarios.template import Template
 from schedgate.spec.cluster import MAX_NODES, NodeSpec
+from schedgate.spec.jsontypes import CONFIG, STR, Schema, ref, whole
 from schedgate.spec.roles import SCENARIO_ROLES
 from schedgate.spec.schedconfig import SchedulerConfig
 from schedgate.spec.validate import MAX_SECONDS
@@ -94,6 +94,8 @@ class MeasurePerformance(Declared):
     ``nodes``: ``count`` nodes (made once, empty at each turn) ``like`` a pool, with ``capacity``, ``labels`` and
     ``annotations`` over the pool's; ``pods``: template fields; ``backlog``, ``oneAtATime``, ``rounds``;
     ``pairedRounds`` rounds of both sides at once, ``pairedPods`` pods each, for CPU per pod."""
+
+    RULE: ClassVar[Schema] = {"oneOf": [{"required": ["config"]}, {"required": ["profile"]}]}
 
     config: str | SchedulerConfig | None = arg("config", CONFIG["description"],
                                                {**CONFIG, "examples": list(SCENARIO_ROLES)}, _read_config, default=None)
@@ -190,6 +192,9 @@ class Performance(DeclaredOutcome):
     time per pod: of the paired rounds when there are some, its whole 95 % interval within R; else per
     backlog pod of the turns), ``extensionPoints: {Filter: {p99: {atMost: R}}, PreBind:
     {p50: {atMost: R}}, ...}`` (``"*"``: every point)."""
+
+    RULE: ClassVar[Schema] = {"anyOf": [{"required": [k]} for k in (
+        "throughput", "p50", "p99", "cpuPerPod", "extensionPoints")]}
 
     throughput: float | None = _ratio_arg("throughput", "atLeast", "under test / baseline pods/s")
     p50: float | None = _ratio_arg("p50", "atMost", "create->bound p50, under test / baseline")

@@ -19,10 +19,10 @@ from schedgate.errors import NotHere
 from schedgate.kube.api import read_json
 from schedgate.objects.matchers import scheduled_on
 from schedgate.scenarios.declare import DeclaredOutcome, arg
-from schedgate.scenarios.jsontypes import STR
 from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
+from schedgate.spec.jsontypes import STR
 from schedgate.spec.quantity import parse_quantity
 
 

@@ -1,21 +1,27 @@
 """The reference pages made from the field declarations: ``docs/reference/pod-fields.md`` from
 :data:`schedgate.scenarios.template.POD_FIELDS`, ``docs/reference/steps.md`` from the scenario file's JSON
 Schema (each step's and outcome's fields, their types, and the meanings steps declare,
-:mod:`schedgate.scenarios.declare`). ``schedgate schema --write`` writes them beside the JSON Schemas;
+:mod:`schedgate.scenarios.declare`), ``docs/reference/file-fields.md`` from every other mapping's
+:class:`~schedgate.spec.shape.Shape`. ``schedgate schema --write`` writes them beside the JSON Schemas;
 ``tests/unit/scenarios/test_schema.py`` fails when a page is not what the declarations make now."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from schedgate.scenarios.jsontypes import Schema
+from schedgate.scenarios.load import SCENARIO
 from schedgate.scenarios.outcomes import OUTCOMES
-from schedgate.scenarios.schema import scenario_schema
+from schedgate.scenarios.schema import DEFS, SHAPES, scenario_schema
 from schedgate.scenarios.template import POD_FIELDS
+from schedgate.spec.agent import AGENT
+from schedgate.spec.cluster import CLUSTER
+from schedgate.spec.jsontypes import DNS, Schema
+from schedgate.spec.shape import Shape
 from schedgate.spec.shipped import ROOT
+from schedgate.spec.versions import KNOWN_BUG
 
 DOCS = ROOT / "docs" / "reference"
-PAGES = {"pod-fields.md": "pod fields", "steps.md": "steps and outcomes"}
+PAGES = {"pod-fields.md": "pod fields", "steps.md": "steps and outcomes", "file-fields.md": "file fields"}
 
 
 def type_text(schema: Schema) -> str:
@@ -36,7 +42,7 @@ def type_text(schema: Schema) -> str:
     if kind == "object":
         return "mapping"
     if kind == "string":
-        return "DNS label" if "pattern" in schema else "text"
+        return "DNS label" if schema.get("pattern") == DNS["pattern"] else "text"
     if isinstance(kind, list):
         return " or ".join(str(k) for k in kind)
     return str(kind or "any")
@@ -118,11 +124,44 @@ def steps_page() -> str:
     return "\n".join(out)
 
 
+def _shape(shape: Shape, title: str) -> list[str]:
+    """A section of a declared mapping's keys (:mod:`schedgate.spec.shape`)."""
+    def meaning(schema: Schema, doc: str) -> str:
+        own = doc or schema.get("description") or DEFS.get(str(schema.get("$ref", "")).rsplit("/", 1)[-1], {}).get(
+            "description", "")
+        return _one_line(own)
+
+    return [f"## {title}", "", _one_line(shape.doc) or "(no description)", "",
+            "| field | type | meaning |", "|---|---|---|",
+            *(f"| `{k.name}`{' (required)' if k.required else ''} | {type_text(k.schema)} | "
+              f"{meaning(k.schema, k.doc)} |" for k in shape), ""]
+
+
+def file_fields_page() -> str:
+    titles = {"pool": "`pools[]`", "node": "`nodes[]`", "taint": "`taints[]` (of a pool or node)",
+              "toleration": "`tolerations[]` (a pod field)", "faults": "`faults` (of an `extender` step)",
+              "condition": "`conditions[]` (of a node)", "deviceSet": "`devices[]` (of a pool or node)",
+              "deviceRequest": "`devices` (a pod field: one request or a list)"}
+    out = ["# Scenario and cluster file fields", "",
+           "<!-- Made by `schedgate schema --write` from the declarations (schedgate.spec.shape); do not edit. -->", "",
+           "Each mapping of a scenario file or a cluster definition that is not a step, an outcome or the pod",
+           "fields ([steps and outcomes](steps.md), [pod fields](pod-fields.md)). The loader takes exactly these keys;",
+           "an unknown or missing one is one line naming the file, the field and its line.", ""]
+    out += _shape(SCENARIO, "A scenario file's top level") + _shape(KNOWN_BUG, "`knownBug`")
+    out += _shape(CLUSTER, "A cluster definition's top level (or a scenario's inline `cluster`)")
+    out += _shape(AGENT, "`nodeAgent`")
+    for shape in SHAPES:
+        out += _shape(shape, titles[shape.name])
+    return "\n".join(out)
+
+
 def render_page(name: str) -> str:
     if name == "pod-fields.md":
         return pod_fields_page()
     if name == "steps.md":
         return steps_page()
+    if name == "file-fields.md":
+        return file_fields_page()
     raise KeyError(name)
 
 

@@ -14,10 +14,10 @@ from typing import Any
 
 from schedgate.objects.matchers import scheduled_on
 from schedgate.scenarios.declare import DeclaredOutcome, body
-from schedgate.scenarios.jsontypes import whole
 from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
+from schedgate.spec.jsontypes import whole
 
 
 def _sets(p: Parser, body: Any, w: str) -> tuple[tuple[str, tuple[str, ...], int], ...]:

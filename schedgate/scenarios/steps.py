@@ -28,10 +28,10 @@ from schedgate.scenarios.declare import (
     read_pods,
     read_timeout,
 )
-from schedgate.scenarios.jsontypes import BOOL, DNS, STR, listing, ref, whole
 from schedgate.scenarios.parse import DEFAULT_TIMEOUT, MAX_PODS, Parser
 from schedgate.scenarios.run import Action, Run
 from schedgate.scenarios.template import TEMPLATE_FIELDS, Template
+from schedgate.spec.jsontypes import BOOL, DNS, STR, listing, ref, whole
 
 Parse = Callable[[Parser, Any, str], Action]
 STEPS: dict[str, Parse] = {}

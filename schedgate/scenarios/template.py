@@ -16,10 +16,11 @@ from typing import Any, Protocol
 
 from schedgate.objects.builders import PodBuilder, make_pod
 from schedgate.objects.claims import ALL, DeviceRequest
-from schedgate.scenarios.jsontypes import DNS, LABEL, STR, Schema, described, listing, ref, whole
 from schedgate.spec.cluster import ClusterDefinition, NodeSpec
+from schedgate.spec.jsontypes import DNS, LABEL, STR, Schema, described, listing, ref, whole
 from schedgate.spec.manifest import merged, pod_fragment
-from schedgate.spec.validate import Validator, kind_of
+from schedgate.spec.shape import Key, Shape
+from schedgate.spec.validate import TAINT_EFFECTS, Validator, kind_of
 from schedgate.workloads.podgroup import in_group
 
 
@@ -89,6 +90,13 @@ def _forbid_labels(c: Context, raw: Any, w: str) -> tuple[str, ...]:
     return tuple(keys)
 
 
+TOLERATION = Shape("toleration", "a toleration of taints with this key (and value: Equal; else Exists)", (
+    Key("key", "the taint's key", STR, required=True),
+    Key("value", "the taint's value", LABEL),
+    Key("effect", "default NoSchedule", {"enum": list(TAINT_EFFECTS)}),
+))
+
+
 def _tolerations(c: Context, raw: Any, w: str) -> tuple[tuple[str, str, str], ...]:
     v = c.v
     if not isinstance(raw, list):
@@ -96,7 +104,7 @@ def _tolerations(c: Context, raw: Any, w: str) -> tuple[tuple[str, str, str], ..
     out = []
     for i, t in enumerate(raw):
         tw = f"{w}[{i}]"
-        tm = v.mapping(t, tw, required=("key",), allowed=("key", "value", "effect"))
+        tm = TOLERATION.read(v, t, tw)
         v.label_key(str(tm["key"]), f"{tw}.key")
         effect = v.taint_effect(tm["effect"], f"{tw}.effect") if tm.get("effect") is not None else "NoSchedule"
         out.append((str(tm["key"]), str(tm.get("value") or ""), effect))
@@ -104,6 +112,13 @@ def _tolerations(c: Context, raw: Any, w: str) -> tuple[tuple[str, str, str], ..
 
 
 DEVICES: Schema = {"anyOf": [ref("deviceRequest"), listing(ref("deviceRequest"), 1)]}
+DEVICE_REQUEST = Shape("deviceRequest", "one request of the pod's own ResourceClaim", (
+    Key("class", "a DeviceClass of the cluster definition", STR, required=True),
+    Key("count", "devices the claim asks for, or All: every matching device of a node (allocationMode All)",
+        {"anyOf": [whole(1, 128), {"const": "All"}]}),
+    Key("sameAttribute", "attributes all devices share (matchAttribute); domain/ optional", ref("names")),
+    Key("selector", "CEL expressions each device must pass", ref("names")),
+))
 
 
 def read_devices(c: Context, raw: Any, w: str) -> tuple[DeviceRequest, ...]:
@@ -115,7 +130,7 @@ def read_devices(c: Context, raw: Any, w: str) -> tuple[DeviceRequest, ...]:
     out = []
     for i, item in enumerate(raw if isinstance(raw, list) else [raw]):
         rw = f"{w}[{i}]" if isinstance(raw, list) else w
-        m = v.mapping(item, rw, required=("class",), allowed=("class", "count", "sameAttribute", "selector"))
+        m = DEVICE_REQUEST.read(v, item, rw)
         cls = v.string(m["class"], f"{rw}.class")
         if cls not in classes:
             v.fail(f"{rw}.class", f"unknown device class {cls!r}: cluster {definition.name!r} defines "

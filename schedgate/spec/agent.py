@@ -24,12 +24,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from schedgate.spec.shape import Key, Shape
 from schedgate.spec.validate import Validator
 
 KINDS = ("kwok",)
 UPSTREAM_GRACE = 50.0  # kube-controller-manager's --node-monitor-grace-period default
 KUBELET_LEASE = 40  # a kubelet's node Lease duration; it renews every quarter of it
 MIN_GRACE = 4.0
+AGENT = Shape("nodeAgent", "what runs the pods of API-only nodes on the local provider", (
+    Key("kind", "", {"enum": list(KINDS)}, required=True),
+    Key("nodeMonitorGracePeriod", "seconds without a heartbeat before a node is Unknown (50)",
+        {"type": "number", "minimum": MIN_GRACE, "maximum": 3600}),
+))
 
 
 @dataclass(frozen=True)
@@ -59,7 +65,7 @@ def agent_only_local(definition: Any, provider: str) -> str | None:
 
 
 def parse_agent(v: Validator, raw: Any, where: str) -> NodeAgent:
-    m = v.mapping(raw, where, required=("kind",), allowed=("kind", "nodeMonitorGracePeriod"))
+    m = AGENT.read(v, raw, where)
     kind = v.string(m["kind"], f"{where}.kind")
     if kind not in KINDS:
         v.fail(f"{where}.kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")

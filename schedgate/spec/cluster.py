@@ -33,15 +33,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from schedgate.spec.agent import NodeAgent, parse_agent
+from schedgate.spec.agent import AGENT, NodeAgent, parse_agent
 from schedgate.spec.devices import DeviceClassDef, DeviceSet, parse_device_classes, parse_device_sets
 from schedgate.spec.gates import Gates, parse_gates
+from schedgate.spec.jsontypes import BOOL, DNS, NODE_OR_MANIFEST, RESOURCES_DOC, STR, Schema, listing, ref, whole
 from schedgate.spec.manifest import check_manifest
 from schedgate.spec.node_fields import CONDITION_STATUSES as CONDITION_STATUSES
 from schedgate.spec.node_fields import Condition as Condition
 from schedgate.spec.node_fields import Taint as Taint
 from schedgate.spec.node_fields import parse_conditions as parse_conditions
 from schedgate.spec.node_fields import parse_taints
+from schedgate.spec.shape import Key, Shape
 from schedgate.spec.validate import Validator, kind_of, short
 from schedgate.spec.yamlfile import read_yaml
 
@@ -53,6 +55,42 @@ MAX_NODES = 10_000  # make bench-fleet runs a live fleet of this many (bench/fle
 # A node's name: a DNS subdomain, what the API accepts.
 _NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 HOSTNAME = "kubernetes.io/hostname"
+
+_CAPACITY: Schema = {"type": "object", "additionalProperties": ref("quantity"), "description": RESOURCES_DOC,
+                     "required": list(_REQUIRED_CAPACITY)}
+_NODE_KEYS = (Key("labels", "the node's labels (kubernetes.io/hostname is added)", ref("labels")),
+              Key("taints", "the node's taints", listing(ref("taint"))),
+              Key("capacity", "what the node reports: cpu, memory and pods at least", _CAPACITY, required=True),
+              Key("allocatable", "resource -> quantity; default: the capacity", ref("resources")))
+_DEVICES = Key("devices", "DRA devices, published as ResourceSlices of the node", listing(ref("deviceSet"), 1))
+POOL = Shape("pool", "nodes alike, named NAME-1 .. NAME-COUNT", (
+    Key("name", "its nodes are NAME-1 .. NAME-COUNT", DNS, required=True),
+    Key("count", "how many nodes", whole(1, MAX_NODES), required=True),
+    *_NODE_KEYS, _DEVICES,
+))
+NODE = Shape("node", "one node by exact name", (
+    Key("name", "a DNS subdomain", STR, required=True),
+    *_NODE_KEYS,
+    Key("unschedulable", "cordoned (spec.unschedulable)", BOOL),
+    Key("conditions", "status conditions besides Ready=True", listing(ref("condition"), 1)),
+    _DEVICES,
+))
+CLUSTER = Shape("cluster", (__doc__ or "").splitlines()[0], (
+    Key("apiVersion", "", {"const": API_VERSION}, required=True),
+    Key("kind", "", {"const": "Cluster"}, required=True),
+    Key("name", "the cluster's name", DNS, required=True),
+    Key("pools", "node pools (a pool or `nodes` at least)", listing(ref("pool"))),
+    Key("nodes", "nodes by exact name, or Node manifests, after the pools' nodes", listing(NODE_OR_MANIFEST)),
+    Key("deviceClasses", "DeviceClasses the cluster serves", listing({"anyOf": [
+        {**STR, "description": "a file of one DeviceClass manifest"},
+        {"type": "object", "description": "a DeviceClass manifest (resource.k8s.io/v1)"}]}, 1)),
+    Key("featureGates", "feature gate -> on, for every component (checked against the pinned kube-apiserver's own "
+                        "list)", {"type": "object", "propertyNames": {"pattern": "^[A-Z][A-Za-z0-9]*$"},
+                                  "additionalProperties": {"type": "boolean"}}),
+    Key("runtimeConfig", "API group/version -> served, for the API server's --runtime-config",
+        {"type": "object", "additionalProperties": {"type": "boolean"}}),
+    Key("nodeAgent", "", AGENT.schema()),  # its meaning is the shape's
+), rule={"anyOf": [{"required": [k], "properties": {k: {"minItems": 1}}} for k in ("pools", "nodes")]})
 
 
 @dataclass(frozen=True)
@@ -141,9 +179,7 @@ def load_definition(path: str | Path) -> ClusterDefinition:
 
 def parse_definition(doc: Any, source: str = "<memory>", lines: dict[str, int] | None = None) -> ClusterDefinition:
     v = Validator(source, lines)
-    top = v.mapping(doc, "", required=("apiVersion", "kind", "name"),
-                    allowed=("apiVersion", "kind", "name", "pools", "nodes", "deviceClasses", "featureGates",
-                             "runtimeConfig", "nodeAgent"))
+    top = CLUSTER.read(v, doc, "")
     if top["apiVersion"] != API_VERSION:
         v.fail("apiVersion", f"must be {API_VERSION}, got {top['apiVersion']!r}")
     if top["kind"] != "Cluster":
@@ -189,12 +225,9 @@ def parse_definition(doc: Any, source: str = "<memory>", lines: dict[str, int] |
                              agent=parse_agent(v, top["nodeAgent"], "nodeAgent") if "nodeAgent" in top else None)
 
 
-NODE_FIELDS = ("name", "labels", "taints", "capacity", "allocatable", "unschedulable", "conditions", "devices")
-
-
 def parse_node(v: Validator, raw: Any, where: str) -> NodeSpec:
     """One node by exact name (a cluster definition's ``nodes:`` entry, or an ``addNodes`` step's)."""
-    m = v.mapping(raw, where, required=("name", "capacity"), allowed=NODE_FIELDS)
+    m = NODE.read(v, raw, where)
     name = m["name"]
     if not isinstance(name, str) or not _NODE_NAME.match(name):
         v.fail(f"{where}.name", "must be a node name (lowercase letters, digits, '-' and '.', at most 253), "
@@ -274,8 +307,7 @@ def _resources(v: Validator, m: dict[str, Any], where: str) -> tuple[dict[str, s
 
 
 def _pool(v: Validator, raw: Any, where: str) -> Pool:
-    m = v.mapping(raw, where, required=("name", "count", "capacity"),
-                  allowed=("name", "count", "labels", "taints", "capacity", "allocatable", "devices"))
+    m = POOL.read(v, raw, where)
     name = v.dns_label(m["name"], f"{where}.name")
     count = m["count"]
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_NODES:

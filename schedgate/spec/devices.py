@@ -31,7 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from schedgate.errors import DefinitionError
+from schedgate.spec.jsontypes import STR, listing, ref, whole
 from schedgate.spec.manifest import check_manifest
+from schedgate.spec.shape import Key, Shape
 from schedgate.spec.shipped import resolve_user_path
 from schedgate.spec.validate import Validator, kind_of, short
 from schedgate.spec.yamlfile import read_yaml
@@ -41,10 +43,23 @@ _DRIVER = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
 _DEVICE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _QUANTITY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i?|[mkMGTPE]|)$")
-_SET_FIELDS = ("driver", "count", "name", "names", "attributes", "capacity", "counters", "consumes")
 MAX_COUNTER_SETS = 8     # shared counter sets of one pool (the API's limit)
 MAX_CONSUMED_SETS = 2    # counter sets one device consumes from (the API's limit)
 Counters = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]  # counter set -> (counter, quantity)
+DEVICE_SET = Shape("deviceSet", "devices of one DRA driver on each node of the pool (or the node)", (
+    Key("driver", "the driver's name, a DNS subdomain", {**STR, "maxLength": 63}, required=True),
+    Key("count", "how many devices (with name)", whole(1, MAX_DEVICES)),
+    Key("name", "a prefix: devices NAME-0 .. NAME-(COUNT-1) (default dev)", STR),
+    Key("names", "each device's name (instead of count and name)", listing(STR, 1)),
+    Key("attributes", "attribute -> a string, whole number, boolean or {version: X} for every device, or a list of "
+                      "them (one per device)", {"type": "object"}),
+    Key("capacity", "capacity -> a quantity, or a list (one per device)", {"type": "object"}),
+    Key("counters", "shared counter sets of the node's pool of this driver (DRAPartitionableDevices): set -> "
+                    "counter -> quantity",
+        {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": ref("quantity")}}),
+    Key("consumes", "what each device draws on the counters: set -> counter -> quantity, or a list (one per "
+                    "device)", {"anyOf": [{"type": "object"}, {"type": "array", "items": {"type": "object"}}]}),
+), rule={"anyOf": [{"required": ["count"]}, {"required": ["names"]}, {"required": ["counters"]}]})
 
 
 @dataclass(frozen=True)
@@ -100,7 +115,7 @@ def parse_device_sets(v: Validator, raw: Any, where: str) -> tuple[DeviceSet, ..
     counters: dict[str, dict[str, tuple[tuple[str, str], ...]]] = {}
     for i, item in enumerate(raw):
         sw = f"{where}[{i}]"
-        m = v.mapping(item, sw, required=("driver",), allowed=_SET_FIELDS)
+        m = DEVICE_SET.read(v, item, sw)
         driver = m["driver"]
         if not isinstance(driver, str) or len(driver) > 63 or not _DRIVER.match(driver):
             v.fail(f"{sw}.driver", f"must be a driver name (a DNS subdomain of at most 63), got {short(driver)}")

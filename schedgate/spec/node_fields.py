@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from schedgate.spec.validate import LABEL_VALUE, Validator, kind_of, short
+from schedgate.spec.jsontypes import LABEL, STR
+from schedgate.spec.shape import Key, Shape
+from schedgate.spec.validate import LABEL_VALUE, TAINT_EFFECTS, Validator, kind_of, short
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,18 @@ class Condition:
 
 CONDITION_STATUSES = ("True", "False", "Unknown")
 
+CONDITION = Shape("condition", "a node's status condition (one of each type)", (
+    Key("type", "Ready, MemoryPressure, ...", STR, required=True),
+    Key("status", "quoted: \"True\"", {"enum": list(CONDITION_STATUSES)}, required=True),
+    Key("reason", "", STR),
+    Key("message", "", STR),
+))
+TAINT = Shape("taint", "a node's taint", (
+    Key("key", "a label key", STR, required=True),
+    Key("value", "a label value", LABEL),
+    Key("effect", "", {"enum": list(TAINT_EFFECTS)}, required=True),
+))
+
 
 def parse_conditions(v: Validator, raw: Any, where: str) -> tuple[Condition, ...]:
     """A node's status conditions: ``type`` and ``status`` (True, False, Unknown), ``reason``, ``message``."""
@@ -39,7 +53,7 @@ def parse_conditions(v: Validator, raw: Any, where: str) -> tuple[Condition, ...
     out: dict[str, Condition] = {}
     for i, c in enumerate(raw):
         cw = f"{where}[{i}]"
-        m = v.mapping(c, cw, required=("type", "status"), allowed=("type", "status", "reason", "message"))
+        m = CONDITION.read(v, c, cw)
         ctype = v.string(m["type"], f"{cw}.type")
         if m["status"] not in CONDITION_STATUSES:
             v.fail(f"{cw}.status", f"must be one of {', '.join(CONDITION_STATUSES)} (quoted), got {short(m['status'])}")
@@ -55,7 +69,7 @@ def parse_taints(v: Validator, raw: Any, where: str) -> tuple[Taint, ...]:
     out = []
     for i, t in enumerate(raw):
         tw = f"{where}[{i}]"
-        m = v.mapping(t, tw, required=("key", "effect"), allowed=("key", "value", "effect"))
+        m = TAINT.read(v, t, tw)
         v.label_key(str(m["key"]), f"{tw}.key")
         effect = v.taint_effect(m["effect"], f"{tw}.effect")
         value = m.get("value")

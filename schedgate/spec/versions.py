@@ -20,11 +20,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from schedgate.spec.jsontypes import STR
+from schedgate.spec.shape import Key, Shape
 from schedgate.spec.validate import Validator
 
 _COMPARATOR = re.compile(r"^(>=|<=|==|>|<)v?(\d+)\.(\d+)(?:\.(\d+))?$")
 _ISSUE = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_.]*/[A-Za-z0-9][-A-Za-z0-9_.]*#\d+$")
 _VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
+_CMPS = r"((>=|<=|==|>|<)v?\d+\.\d+(\.\d+)? *)+"  # a range's comparators, for the JSON Schema
+RANGE_PATTERN = rf"{_CMPS}( *\|\| *{_CMPS})*"  # comparators, alternatives joined by ||
 
 Version = tuple[int, int, int]
 
@@ -98,8 +102,17 @@ class KnownBug:
                 f"with /{self.fails_with}/; a pass here means it is fixed here?")
 
 
+KNOWN_BUG = Shape("knownBug", "an upstream bug the file shows on some versions: there it must fail so (xfail, "
+                              "strict)", (
+    Key("issue", "owner/repo#number: kubernetes/kubernetes#140053", {**STR, "pattern": _ISSUE.pattern}, required=True),
+    Key("affects", "the versions it affects: comparators, all of which hold ('>=1.35.0 <1.37.0'), alternatives "
+                   "joined by '||'", STR, required=True),
+    Key("failsWith", "a regular expression the failure's message matches there", STR, required=True),
+))
+
+
 def read_known_bug(v: Validator, raw: Any, where: str = "knownBug") -> KnownBug:
-    m = v.mapping(raw, where, required=("issue", "affects", "failsWith"), allowed=("issue", "affects", "failsWith"))
+    m = KNOWN_BUG.read(v, raw, where)
     issue = v.string(m["issue"], f"{where}.issue")
     if not _ISSUE.match(issue):
         v.fail(f"{where}.issue", f"must name an upstream issue as owner/repo#number "

@@ -16,7 +16,7 @@ import schedgate.scenarios.load  # noqa: F401  (registers every step and outcome
 from schedgate.scenarios.outcomes import OUTCOMES
 from schedgate.scenarios.steps import STEPS
 from schedgate.scenarios.template import TEMPLATE_FIELDS
-from schedgate.spec.cluster import NODE_FIELDS
+from schedgate.spec.cluster import NODE
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
@@ -59,7 +59,7 @@ def test_the_readme_is_short_and_its_links_lead_to_pages_that_exist():
         assert (ROOT / link).is_file(), link
 
 
-@pytest.mark.parametrize("name", sorted({*STEPS, *OUTCOMES, *TEMPLATE_FIELDS, *NODE_FIELDS}))
+@pytest.mark.parametrize("name", sorted({*STEPS, *OUTCOMES, *TEMPLATE_FIELDS, *NODE.allowed}))
 def test_every_scenario_and_cluster_field_is_documented(name):
     # Named in the text (`name`) or in an example (name: ...).
     assert f"`{name}" in DOCS or f" {name}:" in DOCS, f"docs/ does not document `{name}`"

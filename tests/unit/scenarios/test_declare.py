@@ -13,11 +13,11 @@ from schedgate.scenarios import reference, schema
 from schedgate.scenarios.control_steps import ExtenderFaults, ExtenderStep
 from schedgate.scenarios.declare import Declared, arg, read_nodes
 from schedgate.scenarios.device_steps import BringDevicesOnline, Devices
-from schedgate.scenarios.jsontypes import ref, whole
 from schedgate.scenarios.load import load_scenario
 from schedgate.scenarios.object_steps import Delete, Patch
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import STEPS, step
+from schedgate.spec.jsontypes import ref, whole
 
 ROOT = Path(__file__).resolve().parents[3]
 FILE = f"""\
@@ -136,7 +136,8 @@ def test_stop_scheduler_takes_a_profile_and_reads_a_config_before_refusing_it(tm
     path.write_text(FILE.replace("drain: {nodes: gpu-net, within: 30}", "stopScheduler: {config: missing.yaml}"))
     with pytest.raises(DefinitionError, match="missing.yaml: no such scheduler configuration file"):
         load_scenario(path)  # a file that is no configuration says so, as before the step was declared
-    assert schema.REFUSED["stopScheduler"] == ("config",) and schema.REFUSED["wait"] == ("seconds",)
+    assert tuple(STEPS["stopScheduler"].__self__.REFUSED) == ("config",)
+    assert tuple(STEPS["wait"].__self__.REFUSED) == ("seconds",)
     stop = schema.scenario_schema()["$defs"]["step"]["properties"]["stopScheduler"]
     assert list(stop["properties"]) == ["profile"] and stop["required"] == ["profile"]
 

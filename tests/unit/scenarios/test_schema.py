@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,16 +24,66 @@ from schedgate.errors import DefinitionError
 from schedgate.scenarios import reference, schema
 from schedgate.scenarios.load import load_scenario
 from schedgate.scenarios.outcomes import OUTCOMES
+from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.steps import STEPS
 from schedgate.scenarios.template import TEMPLATE_FIELDS
-from schedgate.spec.cluster import API_VERSION, NODE_FIELDS, load_definition, parse_definition
-from schedgate.spec.validate import join
+from schedgate.spec.cluster import API_VERSION, load_definition, parse_definition
+from schedgate.spec.cluster import NODE as NODE_SHAPE
+from schedgate.spec.schedconfig import SchedulerConfig
+from schedgate.spec.validate import Validator, join
 
 ROOT = Path(__file__).resolve().parents[3]
 SCENARIOS = sorted([*(ROOT / "e2e" / "scenarios").glob("*.scenario.yaml"),
                     *(ROOT / "e2e" / "conformance").glob("*.scenario.yaml")])
 CLUSTERS = sorted((ROOT / "clusters").glob("*.yaml"))
-W = schema.W
+Attempt = Callable[[Any], object]  # parses one body as the loader does; a problem raises DefinitionError
+W = "steps[0]"
+FILLER = "probe"     # a value for a required field: present, and wrong for nearly every field
+POD = "probe-pod"    # the pod every probe's parser has created
+_POOL: dict[str, Any] = {"name": "p", "count": 1, "capacity": {"cpu": "1", "memory": "1Gi", "pods": "1"}}
+_CLUSTER: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "Cluster", "name": "probe", "pools": [_POOL]}
+
+
+def probe_parser() -> Parser:
+    """A scenario's parser on a one-node cluster, with one pod (``POD``) created; it loads no files."""
+
+    def no_files(path: Path) -> SchedulerConfig:
+        raise DefinitionError(path, "", "a schema probe reads no files")
+
+    p = Parser(path=Path("probe.scenario.yaml"), v=Validator("<schema probe>"),
+               definition=parse_definition(_CLUSTER), load_config=no_files)
+    p.create([POD], W)
+    return p
+
+
+def step_attempt(name: str) -> Attempt:
+    return lambda body: STEPS[name](probe_parser(), body, f"{W}.{name}")
+
+
+def outcome_attempt(name: str) -> Attempt:
+    pods = {"pods": POD} if OUTCOMES[name].about_pods else {}
+    return lambda body: STEPS["expect"](probe_parser(), {**pods, name: body}, f"{W}.expect")
+
+
+_NAMED, _COND = {"name": "n", "capacity": _POOL["capacity"]}, "nodes[0].conditions[0]"
+# The nested mappings: context -> (an attempt that parses one, where the loader names it).
+NESTED: dict[str, tuple[Attempt, str]] = {
+    "pool": (lambda b: parse_definition({**_CLUSTER, "pools": [b]}), "pools[0]"),
+    "node": (lambda b: parse_definition({**_CLUSTER, "nodes": [b]}), "nodes[0]"),
+    "taint": (lambda b: parse_definition({**_CLUSTER, "pools": [{**_POOL, "taints": [b]}]}), "pools[0].taints[0]"),
+    "toleration": (lambda b: step_attempt("createPods")({"name": "p", "tolerations": [b]}),
+                   f"{W}.createPods.tolerations[0]"),
+    "faults": (lambda b: step_attempt("extender")({"faults": b}), f"{W}.extender.faults"),
+    "condition": (lambda b: parse_definition({**_CLUSTER, "nodes": [{**_NAMED, "conditions": [b]}]}), _COND),
+    "deviceSet": (lambda b: parse_definition({**_CLUSTER, "pools": [{**_POOL, "devices": [b]}]}),
+                  "pools[0].devices[0]"),
+    "deviceRequest": (lambda b: step_attempt("createPods")({"name": "p", "devices": b}), f"{W}.createPods.devices"),
+}
+
+
+def refused(name: str) -> tuple[str, ...]:
+    """The keys a declared step takes only to refuse them (its class's REFUSED)."""
+    return tuple(getattr(STEPS[name].__self__, "REFUSED", ()))  # type: ignore[attr-defined]
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +111,7 @@ def validator(s: dict[str, Any]) -> Draft202012Validator:
     return Draft202012Validator(s)
 
 
-def error(attempt: schema.Attempt, body: Any) -> DefinitionError | None:
+def error(attempt: Attempt, body: Any) -> DefinitionError | None:
     try:
         attempt(body)
     except DefinitionError as e:
@@ -68,7 +119,7 @@ def error(attempt: schema.Attempt, body: Any) -> DefinitionError | None:
     return None
 
 
-def accepted(attempt: schema.Attempt, where: str, candidates: set[str]) -> set[str]:
+def accepted(attempt: Attempt, where: str, candidates: set[str]) -> set[str]:
     """The keys the loader takes at ``where``: those it does not refuse as unknown, each tried alone."""
     out = set()
     for key in candidates:
@@ -78,10 +129,21 @@ def accepted(attempt: schema.Attempt, where: str, candidates: set[str]) -> set[s
     return out
 
 
+def _names(node: Any) -> set[str]:
+    """Every field name a schema declares, at any depth."""
+    if isinstance(node, list):
+        return {n for x in node for n in _names(x)}
+    if not isinstance(node, dict):
+        return set()
+    return set(node.get("properties") or {}) | {n for v in node.values() for n in _names(v)}
+
+
+KNOWN = _names(schema.scenario_schema()) | _names(schema.cluster_schema()) | {f for n in STEPS for f in refused(n)}
+
+
 def candidates(props: set[str]) -> set[str]:
-    """The schema's fields, every field name the schema knows anywhere, and misspellings of them."""
-    known = {k.rpartition(".")[2] for k in schema.TYPES} | {f for v in schema.REFUSED.values() for f in v}
-    return props | known | {p + "x" for p in props} | {p[:-1] for p in props if len(p) > 1} | {"sleep", "Name"}
+    """The schema's fields, every field name the schemas know anywhere, and misspellings of them."""
+    return props | KNOWN | {p + "x" for p in props} | {p[:-1] for p in props if len(p) > 1} | {"sleep", "Name"}
 
 
 # -- (a) the shipped files ------------------------------------------------------------------------
@@ -138,10 +200,9 @@ def test_every_step_and_outcome_is_in_the_schema(scenario):
 def test_each_step_allows_exactly_what_the_loader_accepts(scenario, name):
     body = scenario["$defs"]["step"]["properties"][name]
     assert body["additionalProperties"] is False
-    props, where, attempt = set(body["properties"]), f"{W}.{name}", schema.step_attempt(name)
-    refused = set(schema.REFUSED.get(name, ()))
-    assert accepted(attempt, where, candidates(props)) == props | refused
-    for key in refused:  # taken as a key, then refused with a pointer elsewhere
+    props, where, attempt = set(body["properties"]), f"{W}.{name}", step_attempt(name)
+    assert accepted(attempt, where, candidates(props)) == props | set(refused(name))
+    for key in refused(name):  # taken as a key, then refused with a pointer elsewhere
         e = error(attempt, {key: 1})
         assert e is not None and e.field.startswith(f"{where}") and "unknown field" not in e.problem
     required = body.get("required", [])
@@ -157,7 +218,7 @@ def test_each_outcome_body_allows_exactly_what_the_loader_accepts(scenario, name
     body = scenario["$defs"]["step"]["properties"]["expect"]["properties"][name]
     # a mapping of named fields (a mapping keyed by the scenario's own names, as countsOn, has none)
     objects = [s for s in body.get("anyOf", [body]) if s.get("type") == "object" and "properties" in s]
-    attempt = schema.outcome_attempt(name)
+    attempt = outcome_attempt(name)
     for s in objects:
         props = set(s["properties"])
         assert accepted(attempt, f"{W}.expect.{name}", candidates(props)) == props
@@ -166,16 +227,46 @@ def test_each_outcome_body_allows_exactly_what_the_loader_accepts(scenario, name
         assert v.is_valid(value) == (error(attempt, value) is None), value
 
 
-@pytest.mark.parametrize("context", sorted(schema.NESTED))
+@pytest.mark.parametrize("context", sorted(NESTED))
 def test_each_nested_mapping_allows_exactly_what_the_loader_accepts(scenario, context):
-    attempt, where = schema.NESTED[context]
+    attempt, where = NESTED[context]
     props = set(scenario["$defs"][context]["properties"])
     assert accepted(attempt, where, candidates(props)) == props
 
 
+def _mappings(scenario: dict[str, Any]) -> dict[str, tuple[Attempt, str, dict[str, Any]]]:
+    """Every declared mapping but expect's and the top levels': name -> (attempt, where, its schema)."""
+    steps = scenario["$defs"]["step"]["properties"]
+    expect = steps["expect"]["properties"]
+    out = {f"step {n}": (step_attempt(n), f"{W}.{n}", b) for n, b in steps.items() if n != "expect"}
+    out |= {f"outcome {n}": (outcome_attempt(n), f"{W}.expect.{n}", m) for n in OUTCOMES
+            for m in expect[n].get("anyOf", [expect[n]]) if m.get("properties")}
+    return out | {c: (a, w, scenario["$defs"][c]) for c, (a, w) in NESTED.items()}
+
+
+def test_each_rule_over_several_fields_is_the_loaders(scenario):
+    """A declared "one of these" (RULE, a Shape's rule) is what the loader refuses a body as a whole for: each
+    alternative alone gets the body past it, none does not, and two do not where they exclude each other."""
+    for name, (attempt, where, body) in _mappings(scenario).items():
+        base = dict.fromkeys(body.get("required", ()), FILLER)
+
+        def whole_refused(*more: str, attempt: Attempt = attempt, base: dict[str, Any] = base,
+                          where: str = where) -> bool:
+            e = error(attempt, {**base, **dict.fromkeys(more, FILLER)})
+            return e is not None and e.field == where
+
+        word = next((w for w in ("oneOf", "anyOf") if w in body), None)
+        alternatives = [a["required"][0] for a in body.get(word, [])] if word else []
+        assert whole_refused() == bool(alternatives), (name, "the loader has a rule the schema lacks, or not")
+        for alt in alternatives:
+            assert not whole_refused(alt), (name, alt)
+        if word == "oneOf":
+            assert whole_refused(*alternatives[:2]), (name, "exclusive in the schema, not in the loader")
+
+
 def test_templates_nodes_and_clusters_are_the_loaders_field_lists(scenario, cluster):
     assert tuple(scenario["$defs"]["template"]["properties"]) == TEMPLATE_FIELDS
-    assert tuple(cluster["$defs"]["node"]["properties"]) == NODE_FIELDS
+    assert tuple(cluster["$defs"]["node"]["properties"]) == NODE_SHAPE.allowed
     props = set(cluster["properties"])
     assert accepted(parse_definition, "", candidates(props)) == props
     assert scenario["$defs"]["cluster"]["properties"] == cluster["properties"]

@@ -1,5 +1,6 @@
 """The JSON Schema pieces a field declaration names its type with (draft 2020-12, draft-07 safe): shared by the
-pod fields (:mod:`schedgate.scenarios.template`) and the rest of the file's types (:mod:`.schema_types`)."""
+declarations of steps and outcomes (:mod:`schedgate.scenarios.declare`), the pod fields
+(:mod:`schedgate.scenarios.template`) and every other mapping's keys (:mod:`schedgate.spec.shape`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ LABEL: Schema = {"type": ["string", "number"], "pattern": LABEL_VALUE.pattern, "
 SCALAR: Schema = {"type": ["string", "number", "boolean", "null"]}
 NAMES: Schema = {"anyOf": [STR, {"type": "array", "minItems": 1, "items": STR}]}
 CONFIG: Schema = {**STR, "description": "a scheduler configuration file, or a role: " + ", ".join(SCENARIO_ROLES)}
+RESOURCES_DOC = ("resource name (cpu, memory, pods, ephemeral-storage, hugepages-<size>, or domain/name: "
+                 "nvidia.com/gpu) -> quantity")
 NODE_OR_MANIFEST: Schema = {"anyOf": [{"$ref": "#/$defs/node"}, {"type": "object", "properties": {"kind": {
     "const": "Node"}}, "required": ["kind"], "description": "a Node manifest, checked against the pinned API"}]}
 
