@@ -11,9 +11,22 @@ import time
 from pathlib import Path
 
 from schedgate.runtime.procs import RUN_PREFIX
+from schedgate.scenarios.load import Scenario, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
+
+
+def shipped_scenario(name: str) -> str:
+    """The text of ``e2e/scenarios/NAME.scenario.yaml``, its ``../../clusters/`` paths made absolute."""
+    return (ROOT / "e2e" / "scenarios" / f"{name}.scenario.yaml").read_text().replace(
+        "../../clusters/", f"{ROOT}/clusters/")
+
+
+def load_text(tmp: Path, text: str) -> Scenario:
+    """``text`` loaded as the scenario file ``tmp/s.scenario.yaml``."""
+    (path := tmp / "s.scenario.yaml").write_text(text)
+    return load_scenario(path)
 
 
 def our_processes(tmp: Path) -> list[str]:

@@ -224,14 +224,36 @@ class Devices:
     def allocated(self, namespace: str, pod: dict[str, Any]) -> list[tuple[str, str, str]]:
         """``(driver, pool, device)`` of every device allocated to the pod's claims (its own claims and
         the one the scheduler makes for extended resources), in claim order."""
+        return [(r["driver"], r["pool"], r["device"]) for r in self.results(namespace, pod)]
+
+    def results(self, namespace: str, pod: dict[str, Any]) -> list[dict[str, Any]]:
+        """The allocation results (``status.allocation.devices.results``) of the pod's claims, in claim order."""
         status = pod.get("status") or {}
         names = [s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or []]
         ext = status.get("extendedResourceClaimStatus") or {}
         names += [ext.get("resourceClaimName")]
         names += [c.get("resourceClaimName") for c in (pod.get("spec") or {}).get("resourceClaims") or []]
-        out: list[tuple[str, str, str]] = []
+        out: list[dict[str, Any]] = []
         for name in dict.fromkeys(n for n in names if n):
             claim = ignore_not_found(read_json, self.res.read_namespaced_resource_claim, name, namespace) or {}
-            alloc = (claim.get("status") or {}).get("allocation") or {}
-            out += [(r["driver"], r["pool"], r["device"]) for r in (alloc.get("devices") or {}).get("results") or []]
+            out += _results(claim)
         return out
+
+    def all_results(self, namespace: str) -> list[tuple[str, dict[str, Any]]]:
+        """``(claim, result)`` of every allocated claim of the namespace."""
+        claims = read_json(self.res.list_namespaced_resource_claim, namespace).get("items") or []
+        return [(c["metadata"]["name"], r) for c in claims for r in _results(c)]
+
+    def capacities(self) -> dict[tuple[str, str, str], dict[str, str]]:
+        """``(driver, pool, device)`` -> capacity -> value, as the cluster's ResourceSlices publish them."""
+        out: dict[tuple[str, str, str], dict[str, str]] = {}
+        for sl in read_json(self.res.list_resource_slice).get("items") or []:
+            spec = sl.get("spec") or {}
+            for d in spec.get("devices") or []:
+                out[(spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""), d.get("name", ""))] = {
+                    k: str(c.get("value")) for k, c in (d.get("capacity") or {}).items()}
+        return out
+
+
+def _results(claim: dict[str, Any]) -> list[dict[str, Any]]:
+    return list((((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results") or [])

@@ -24,12 +24,14 @@ ALL = 0  # DeviceRequest.count for allocationMode All
 class DeviceRequest:
     """``count`` devices of a DeviceClass, all sharing the value of each ``same`` attribute (a
     ``matchAttribute`` constraint: one NVLink domain, one NUMA node), passing every CEL ``selectors``;
-    ``count`` ``ALL`` asks for every matching device of a node (``allocationMode: All``)."""
+    ``count`` ``ALL`` asks for every matching device of a node (``allocationMode: All``); ``capacity`` is
+    what it takes of a shared device's capacities (``DRAConsumableCapacity``: capacity -> quantity)."""
 
     device_class: str
     count: int = 1
     same: tuple[str, ...] = ()
     selectors: tuple[str, ...] = ()
+    capacity: tuple[tuple[str, str], ...] = ()
 
 
 def claim_spec(requests: Sequence[DeviceRequest]) -> dict[str, Any]:
@@ -41,6 +43,8 @@ def claim_spec(requests: Sequence[DeviceRequest]) -> dict[str, Any]:
             {"allocationMode": "All"} if r.count == ALL else {"count": r.count})}
         if r.selectors:
             exactly["selectors"] = [{"cel": {"expression": e}} for e in r.selectors]
+        if r.capacity:
+            exactly["capacity"] = {"requests": dict(r.capacity)}
         reqs.append({"name": name, "exactly": exactly})
         constraints += [{"requests": [name], "matchAttribute": a} for a in r.same]
     devices: dict[str, Any] = {"requests": reqs}

@@ -16,6 +16,8 @@ MUTANT_BUILDS = {
     "kube-scheduler-prefilter-preload": ("./cmd/kube-scheduler", "prefilter-preload"),
     "kube-scheduler-serial-bind": ("./cmd/kube-scheduler", "serial-bind"),
     "kube-scheduler-busy-prefilter": ("./cmd/kube-scheduler", "busy-prefilter"),
+    # The scheduler's own (go/cmd/kube-scheduler/main.go).
+    "kube-scheduler-no-consumable-capacity": ("./cmd/kube-scheduler", "no-consumable-capacity"),
     # The reference independent scheduler (go/cmd/schedgate-pool-scheduler, go/pkg/poolscheduler/mutants.go).
     "schedgate-pool-scheduler-ignores-gpu-capacity": ("./cmd/schedgate-pool-scheduler", "pool-ignores-gpu-capacity"),
     "schedgate-pool-scheduler-bind-unchecked": ("./cmd/schedgate-pool-scheduler", "pool-bind-unchecked"),

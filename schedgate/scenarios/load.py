@@ -40,6 +40,7 @@ import schedgate.scenarios.object_steps
 import schedgate.scenarios.outcomes
 import schedgate.scenarios.perf_steps
 import schedgate.scenarios.race_outcomes
+import schedgate.scenarios.shared_capacity
 import schedgate.scenarios.spread_outcomes  # noqa: F401  (these register their steps)
 from schedgate.errors import DefinitionError
 from schedgate.scenarios.needs import REQUIRES, found, node_objects, requires
@@ -148,6 +149,8 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
         needs.setdefault(cap, where)
     if any(ds.counters for n in definition.nodes() for ds in n.devices):
         needs.setdefault("DRAPartitionableDevices", "cluster: devices' counters")
+    if any(d.shared for n in definition.nodes() for ds in n.devices for d in ds.devices):
+        needs.setdefault("DRAConsumableCapacity", "cluster: devices' allowMultipleAllocations")
     definition = turn_on(definition, needs, str(p))  # a gated feature it requires: on, unless the file says
     parser = Parser(path=p, v=v, definition=definition, load_config=load_scheduler_config)
     for t, body in v.mapping(m.get("templates") or {}, "templates").items():

@@ -141,6 +141,7 @@ def file_fields_page() -> str:
     titles = {"pool": "`pools[]`", "node": "`nodes[]`", "taint": "`taints[]` (of a pool or node)",
               "toleration": "`tolerations[]` (a pod field)", "faults": "`faults` (of an `extender` step)",
               "condition": "`conditions[]` (of a node)", "deviceSet": "`devices[]` (of a pool or node)",
+              "requestPolicy": "`requestPolicy.<capacity>` (of a device set)",
               "deviceRequest": "`devices` (a pod field: one request or a list)"}
     out = ["# Scenario and cluster file fields", "",
            "<!-- Made by `schedgate schema --write` from the declarations (schedgate.spec.shape); do not edit. -->", "",

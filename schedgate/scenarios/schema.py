@@ -32,6 +32,7 @@ from schedgate.scenarios.declare import (
 from schedgate.scenarios.outcomes import EXPECT, OUTCOMES
 from schedgate.scenarios.steps import STEPS
 from schedgate.scenarios.template import DEVICE_REQUEST, TEMPLATE_FIELDS, TOLERATION, pod_schema
+from schedgate.spec.capacity_policy import POLICY
 from schedgate.spec.cluster import CLUSTER, NODE, POOL
 from schedgate.spec.devices import DEVICE_SET
 from schedgate.spec.jsontypes import LABEL, NAMES, RESOURCES_DOC, SCALAR, Schema, ref
@@ -40,7 +41,8 @@ from schedgate.spec.node_fields import CONDITION, TAINT
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"  # the package schedgate.schemas
 FILES = {"scenario": "scenario.schema.json", "cluster": "cluster.schema.json"}
-SHAPES = (POOL, NODE, TAINT, TOLERATION, FAULTS, CONDITION, DEVICE_SET, DEVICE_REQUEST)  # the nested mappings
+# The nested mappings.
+SHAPES = (POOL, NODE, TAINT, TOLERATION, FAULTS, CONDITION, DEVICE_SET, POLICY, DEVICE_REQUEST)
 
 # The types the declarations name by reference.
 DEFS: dict[str, Schema] = {

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from schedgate.objects.builders import PodBuilder, make_pod
 from schedgate.objects.claims import ALL, DeviceRequest
 from schedgate.spec.cluster import ClusterDefinition, NodeSpec
+from schedgate.spec.device_names import capacity_requests
 from schedgate.spec.jsontypes import DNS, LABEL, STR, Schema, described, listing, ref, whole
 from schedgate.spec.manifest import merged, pod_fragment
 from schedgate.spec.shape import Key, Shape
@@ -118,6 +119,8 @@ DEVICE_REQUEST = Shape("deviceRequest", "one request of the pod's own ResourceCl
         {"anyOf": [whole(1, 128), {"const": "All"}]}),
     Key("sameAttribute", "attributes all devices share (matchAttribute); domain/ optional", ref("names")),
     Key("selector", "CEL expressions each device must pass", ref("names")),
+    Key("capacity", "capacity -> what the claim takes of a device several claims share (DRAConsumableCapacity)",
+        {"type": "object", "minProperties": 1, "additionalProperties": ref("quantity")}),
 ))
 
 
@@ -145,8 +148,8 @@ def read_devices(c: Context, raw: Any, w: str) -> tuple[DeviceRequest, ...]:
             same.append(a)
         selectors = v.strings(m["selector"], f"{rw}.selector") if "selector" in m else []
         count = ALL if m.get("count") == "All" else v.whole(m.get("count", 1), f"{rw}.count", minimum=1, maximum=128)
-        out.append(DeviceRequest(cls, count,
-                                 tuple(same), tuple(selectors)))
+        capacity = capacity_requests(v, m["capacity"], f"{rw}.capacity") if "capacity" in m else ()
+        out.append(DeviceRequest(cls, count, tuple(same), tuple(selectors), capacity))
     return tuple(out)
 
 
@@ -217,8 +220,8 @@ POD_FIELDS: tuple[PodField, ...] = (
              ref("names"), _forbid_labels, _apply_forbidden),
     PodField("tolerations", "taints the pod tolerates: key, value (none: any value), effect (NoSchedule)",
              listing(ref("toleration")), _tolerations, _apply_tolerations),
-    PodField("devices", "devices through a DRA claim of the pod's own: class, count, sameAttribute, selector",
-             DEVICES, read_devices,
+    PodField("devices", "devices through a DRA claim of the pod's own: class, count, sameAttribute, selector, "
+                        "capacity", DEVICES, read_devices,
              lambda b, requests: b.devices(*requests), needs="devices"),
     PodField("schedulingGates", "scheduling gates the pod is created with (names such as schedgate.io/hold): "
                                 "no scheduler takes it until a step removes them (patch spec.schedulingGates)",

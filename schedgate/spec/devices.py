@@ -31,7 +31,9 @@ from pathlib import Path
 from typing import Any
 
 from schedgate.errors import DefinitionError
-from schedgate.spec.jsontypes import STR, listing, ref, whole
+from schedgate.spec.capacity_policy import Policies, parse_policies, policy_api
+from schedgate.spec.device_names import DRIVER, attribute_name, device_quantity
+from schedgate.spec.jsontypes import BOOL, STR, listing, ref, whole
 from schedgate.spec.manifest import check_manifest
 from schedgate.spec.shape import Key, Shape
 from schedgate.spec.shipped import resolve_user_path
@@ -39,10 +41,7 @@ from schedgate.spec.validate import Validator, kind_of, short
 from schedgate.spec.yamlfile import read_yaml
 
 MAX_DEVICES = 128       # devices in one ResourceSlice (the API's limit)
-_DRIVER = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,31}$")
 _DEVICE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-_QUANTITY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[KMGTPE]i?|[mkMGTPE]|)$")
 MAX_COUNTER_SETS = 8     # shared counter sets of one pool (the API's limit)
 MAX_CONSUMED_SETS = 2    # counter sets one device consumes from (the API's limit)
 Counters = tuple[tuple[str, tuple[tuple[str, str], ...]], ...]  # counter set -> (counter, quantity)
@@ -59,6 +58,10 @@ DEVICE_SET = Shape("deviceSet", "devices of one DRA driver on each node of the p
         {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": ref("quantity")}}),
     Key("consumes", "what each device draws on the counters: set -> counter -> quantity, or a list (one per "
                     "device)", {"anyOf": [{"type": "object"}, {"type": "array", "items": {"type": "object"}}]}),
+    Key("allowMultipleAllocations", "each device may be allocated to several claims at once, each taking part of "
+                                    "its capacity (DRAConsumableCapacity)", BOOL),
+    Key("requestPolicy", "capacity -> how much of it one claim takes (with allowMultipleAllocations)",
+        {"type": "object", "additionalProperties": ref("requestPolicy")}),
 ), rule={"anyOf": [{"required": ["count"]}, {"required": ["names"]}, {"required": ["counters"]}]})
 
 
@@ -70,13 +73,19 @@ class Device:
     attributes: tuple[tuple[str, str, Any], ...] = ()
     capacity: tuple[tuple[str, str], ...] = ()
     consumes: Counters = ()  # what it takes from its pool's shared counters (a partition of a GPU)
+    shared: bool = False  # allowMultipleAllocations: claims take parts of its capacity (spec.capacity_policy)
+    policies: Policies = ()  # capacity -> its requestPolicy
 
     def to_api(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
         if self.attributes:
             out["attributes"] = {k: {t: v} for k, t, v in self.attributes}
         if self.capacity:
-            out["capacity"] = {k: {"value": q} for k, q in self.capacity}
+            policy = dict(self.policies)
+            out["capacity"] = {k: {"value": q, **({"requestPolicy": policy_api(policy[k])} if k in policy else {})}
+                               for k, q in self.capacity}
+        if self.shared:
+            out["allowMultipleAllocations"] = True
         if self.consumes:
             out["consumesCounters"] = [{"counterSet": s, "counters": {c: {"value": q} for c, q in cs}}
                                        for s, cs in self.consumes]
@@ -117,7 +126,7 @@ def parse_device_sets(v: Validator, raw: Any, where: str) -> tuple[DeviceSet, ..
         sw = f"{where}[{i}]"
         m = DEVICE_SET.read(v, item, sw)
         driver = m["driver"]
-        if not isinstance(driver, str) or len(driver) > 63 or not _DRIVER.match(driver):
+        if not isinstance(driver, str) or len(driver) > 63 or not DRIVER.match(driver):
             v.fail(f"{sw}.driver", f"must be a driver name (a DNS subdomain of at most 63), got {short(driver)}")
         sets = counters.setdefault(driver, {})
         for name, cs in _counter_sets(v, m["counters"], f"{sw}.counters") if "counters" in m else ():
@@ -136,10 +145,14 @@ def parse_device_sets(v: Validator, raw: Any, where: str) -> tuple[DeviceSet, ..
                        f"device {n!r} of driver {driver} is given twice on this node")
             taken.add(n)
         attrs = _per_device(v, m.get("attributes") or {}, f"{sw}.attributes", len(names), _attribute)
-        caps = _per_device(v, m.get("capacity") or {}, f"{sw}.capacity", len(names), _quantity)
+        caps = _per_device(v, m.get("capacity") or {}, f"{sw}.capacity", len(names), device_quantity)
         takes = _consumes(v, m["consumes"], f"{sw}.consumes", len(names), sets) if "consumes" in m else \
             [()] * len(names)
-        devices += [Device(n, tuple(a[j] for a in attrs), tuple(c[j] for c in caps), takes[j])
+        shared = v.flag(m["allowMultipleAllocations"], f"{sw}.allowMultipleAllocations") \
+            if "allowMultipleAllocations" in m else False
+        policies = parse_policies(v, m["requestPolicy"], f"{sw}.requestPolicy", dict(m.get("capacity") or {}),
+                                  shared) if "requestPolicy" in m else ()
+        devices += [Device(n, tuple(a[j] for a in attrs), tuple(c[j] for c in caps), takes[j], shared, policies)
                     for j, n in enumerate(names)]
         if len(devices) > MAX_DEVICES:
             v.fail(f"{sw}.count", f"{len(devices)} devices of driver {driver} on one node; at most {MAX_DEVICES}")
@@ -157,8 +170,8 @@ def _counter_sets(v: Validator, raw: Any, where: str) -> Counters:
         if not cs:
             v.fail(sw, "must give at least one counter: name -> quantity")
         for c in cs:
-            _attribute_name(v, str(c), f"{sw}.{c}")
-        out.append((str(name), tuple(_quantity(v, str(c), q, f"{sw}.{c}") for c, q in cs.items())))
+            attribute_name(v, str(c), f"{sw}.{c}")
+        out.append((str(name), tuple(device_quantity(v, str(c), q, f"{sw}.{c}") for c, q in cs.items())))
     return tuple(out)
 
 
@@ -214,7 +227,7 @@ def _per_device(v: Validator, raw: Any, where: str, count: int, one: Any) -> lis
     out: list[list[Any]] = []
     for key, value in m.items():
         kw = f"{where}.{key}"
-        _attribute_name(v, str(key), kw)
+        attribute_name(v, str(key), kw)
         if isinstance(value, list):
             if len(value) != count:
                 v.fail(kw, f"lists {len(value)} values for {count} devices (one per device, or one value for all)")
@@ -222,13 +235,6 @@ def _per_device(v: Validator, raw: Any, where: str, count: int, one: Any) -> lis
         else:
             out.append([one(v, str(key), value, kw)] * count)
     return out
-
-
-def _attribute_name(v: Validator, key: str, where: str) -> None:
-    domain, slash, ident = key.rpartition("/")
-    if not _IDENT.match(ident) or (slash and (len(domain) > 63 or not _DRIVER.match(domain))):
-        v.fail(where, f"{key!r} is not an attribute name (a C identifier of at most 32, optionally after "
-                      "'domain/')")
 
 
 def _attribute(v: Validator, key: str, value: Any, where: str) -> tuple[str, str, Any]:
@@ -243,13 +249,6 @@ def _attribute(v: Validator, key: str, value: Any, where: str) -> tuple[str, str
     if isinstance(value, dict) and list(value) == ["version"] and isinstance(value["version"], str):
         return key, "version", value["version"]
     v.fail(where, f"must be a string, a whole number, true/false or {{version: X}}, got {short(value)}")
-
-
-def _quantity(v: Validator, key: str, value: Any, where: str) -> tuple[str, str]:
-    q = str(value) if isinstance(value, (int, str)) and not isinstance(value, bool) else ""
-    if not _QUANTITY.match(q):
-        v.fail(where, f"must be a quantity (80Gi, 4, 500m), got {short(value)}")
-    return key, q
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,9 @@ FEATURES: Mapping[str, Feature] = {
                                             "(a DeviceClass's extendedResourceName)"),
     "DRAPartitionableDevices": Feature((1, 36), "lets devices share a pool's counters (partitions of one GPU: "
                                                 "its memory), which no two allocations may overdraw"),
+    "DRAConsumableCapacity": Feature((1, 36), "lets several claims share a device (allowMultipleAllocations), "
+                                              "each taking part of its capacity, which together they may not "
+                                              "overdraw"),
     "GenericWorkload": Feature((1, 37), "serves Workload and PodGroup in scheduling.k8s.io/v1beta1 and "
                                         "schedules a PodGroup's pods as a group", gate=True,
                                  serves=("scheduling.k8s.io/v1beta1",)),

@@ -78,6 +78,9 @@ NESTED: dict[str, tuple[Attempt, str]] = {
     "deviceSet": (lambda b: parse_definition({**_CLUSTER, "pools": [{**_POOL, "devices": [b]}]}),
                   "pools[0].devices[0]"),
     "deviceRequest": (lambda b: step_attempt("createPods")({"name": "p", "devices": b}), f"{W}.createPods.devices"),
+    "requestPolicy": (lambda b: parse_definition({**_CLUSTER, "pools": [{**_POOL, "devices": [{
+        "driver": "d", "count": 1, "allowMultipleAllocations": True, "capacity": {"memory": "8Gi"},
+        "requestPolicy": {"memory": b}}]}]}), "pools[0].devices[0].requestPolicy.memory"),
 }
 
 

@@ -7,21 +7,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support import load_text, shipped_scenario
 
 from schedgate.cluster.devices import ApiSlices, counter_slice_name, slice_name
 from schedgate.errors import DefinitionError
-from schedgate.scenarios.load import load_scenario
+from schedgate.scenarios.load import Scenario
 from schedgate.spec.devices import counters_only_local
 
-ROOT = Path(__file__).resolve().parents[3]
-SHIPPED = ROOT / "e2e/scenarios/dra-partitions.scenario.yaml"
-TEXT = SHIPPED.read_text().replace("../../clusters/", f"{ROOT}/clusters/")
+TEXT = shipped_scenario("dra-partitions")
 
 
-def load(tmp_path: Path, text: str = TEXT):
-    path = tmp_path / "p.scenario.yaml"
-    path.write_text(text)
-    return load_scenario(path)
+def load(tmp_path: Path, text: str = TEXT) -> Scenario:
+    return load_text(tmp_path, text)
 
 
 def test_the_halves_and_the_whole_draw_on_one_counter_and_need_the_feature(tmp_path):

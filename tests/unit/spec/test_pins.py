@@ -114,8 +114,8 @@ def test_every_feature_a_shipped_file_requires_is_known_and_newer_than_the_oldes
     assert all(f.since > oldest for f in FEATURES.values())  # else the entry no longer skips anything
     shipped = {n for p in (GO.parent / "e2e/scenarios").glob("*.scenario.yaml")
                for n in load_scenario(p).needs if n in FEATURES}
-    assert shipped == {"DRAExtendedResource", "DRAPartitionableDevices", "DRAWorkloadResourceClaims", "GenericWorkload",
-                       "TopologyAwareWorkloadScheduling"}
+    assert shipped == {"DRAConsumableCapacity", "DRAExtendedResource", "DRAPartitionableDevices",
+                       "DRAWorkloadResourceClaims", "GenericWorkload", "TopologyAwareWorkloadScheduling"}
 
 
 @pytest.mark.live
