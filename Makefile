@@ -92,7 +92,7 @@ mutants: tools
 
 # The bug gallery (e2e/bugs/) on every pinned version: one table, a known bug's cells shown as xfail.
 bugs: tools
-	$(PY) -m schedgate matrix --suite e2e/bugs --out artifacts/bugs $(ARGS)
+	$(PY) -m schedgate matrix --suite e2e/bugs --versions bugs --out artifacts/bugs $(ARGS)
 
 # Generated clusters and pods through the scheduler under test; a failure is shrunk into artifacts/fuzz/.
 FUZZ ?= --seed 0 --examples 200 --max-nodes 4 --max-pods 8 --budget 280

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from schedgate.cli import fuzz, matrix, mutants, snapshot
+from schedgate.cli import bisect, fuzz, matrix, mutants, snapshot
 from schedgate.pytest_plugin.options import add_cli_options
 from schedgate.scenarios.schema import FILES
 
@@ -99,7 +99,8 @@ def parser() -> argparse.ArgumentParser:
     snapshot.add_parser(sub)
     fuzz.add_parser(sub)
     for own, what in ((mutants.parser(), "run the suite against each broken scheduler in clusters/mutants"),
-                      (matrix.parser(), "run the suite once per pinned Kubernetes minor and print one table")):
+                      (matrix.parser(), "run the suite once per pinned Kubernetes minor and print one table"),
+                      (bisect.parser(), "find the released Kubernetes version where a file's verdict changes")):
         name = own.prog.split()[-1]  # main() hands its arguments to the module's own parser
         sub.add_parser(name, parents=[own], add_help=False, help=f"{what} (`schedgate {name} --help`)",
                        description=own.description, epilog=own.epilog)

@@ -10,6 +10,7 @@
     schedgate tools build|path|version|ldflags|goflags|pins   the pinned binaries (--kubernetes-version 1.36)
     schedgate mutants [--focused] [-- PYTEST_ARGS]            the suite against deliberately broken schedulers
     schedgate matrix [--versions 1.35,1.36] [-- PYTEST_ARGS]  the suite once per pinned minor, one table
+    schedgate bisect FILE --good 1.36.3 --bad 1.36.0          the release where a file's verdict changes
     schedgate init [DIR]                                      a repository of your own that tests your scheduler
     schedgate snapshot --kubeconfig FILE -o FILE.scenario.yaml a live cluster as a scenario file replaying its verdicts
 """
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from schedgate.cli import fuzz, matrix, mutants, reference, snapshot
+from schedgate.cli import bisect, fuzz, matrix, mutants, reference, snapshot
 from schedgate.cli.command import parser
 from schedgate.cli.init import init
 from schedgate.errors import SchedgateError, ToolchainError
@@ -60,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         return mutants.main(argv[1:])
     if argv[:1] == ["matrix"]:
         return matrix.main(argv[1:])
+    if argv[:1] == ["bisect"]:
+        return bisect.main(argv[1:])
     args = parser().parse_args(argv)
     show_on(sys.stderr)
     try:

@@ -7,6 +7,10 @@ per test and a column per version (``pass``, ``FAIL``, ``skip``);
 under it, every skip and failure with its reason, then each version's totals.
 
     schedgate matrix [--versions 1.35,1.36] [--suite e2e] [--out artifacts/matrix] [-- PYTEST_ARGS]
+
+``--versions bugs`` (``make bugs``) is every pin and, for each known bug of the suite's files, the newest
+release of each pinned minor it affects (built on demand): a gallery file then runs where it must fail and
+where it must pass.
 """
 
 from __future__ import annotations
@@ -22,8 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from schedgate.errors import SchedgateError
+from schedgate.runtime.patches import key, released
 from schedgate.runtime.pins import PIN_ENV, Pin, pins, select
-from schedgate.runtime.toolchain import ensure_binaries, go_module_dir
+from schedgate.runtime.toolchain import _go, ensure_binaries, go_module_dir
+from schedgate.scenarios.load import SUFFIX, load_scenario
 
 CELL = {"passed": "pass", "failed": "FAIL", "skipped": "skip", "xfailed": "xfail"}  # xfail: a known bug, shown
 
@@ -104,6 +110,23 @@ def run_pin(pin: Pin, suite: list[str], out: Path, extra: list[str]) -> Run:
     return run
 
 
+def affected(module: Path, suite: list[str]) -> list[Pin]:
+    """Every pin and, for each known bug of the suite's scenario files, the newest release of each pinned
+    minor that it affects, oldest first."""
+    every = pins(module)
+    files = [f for s in suite for f in (sorted(Path(s).rglob(f"*{SUFFIX}")) if Path(s).is_dir() else [Path(s)])]
+    bugs = [b for f in files if (b := load_scenario(f).known_bug) is not None]
+    versions = {p.version.lstrip("v") for p in every.values()}
+    for pin in every.values():
+        if not any(b.affects.holds(pin.version) is False for b in bugs):
+            continue
+        span = released(_go(), module, f"{pin.minor}.0", pin.version.lstrip("v"))
+        for bug in bugs:
+            if not bug.affects.holds(pin.version) and (hit := [v for v in span if bug.affects.holds(v)]):
+                versions.add(hit[-1])
+    return [select(module, v) for v in sorted(versions, key=key)]
+
+
 def table(runs: list[Run]) -> list[str]:
     tests = sorted({t for r in runs for t in r.outcomes}, key=lambda t: (t != GO_TESTS, t))
     width = max([len(t) for t in tests] + [8])
@@ -128,22 +151,30 @@ def table(runs: list[Run]) -> list[str]:
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="schedgate matrix", description=__doc__.split("\n\n")[0],
                                  epilog="Arguments after -- go to pytest: `schedgate matrix -- -k gang`.")
-    ap.add_argument("--versions", help="comma-separated pins (1.35,v1.36.3); default: every pin")
+    ap.add_argument("--versions", help="comma-separated versions (1.35, v1.36.1: a patch of a pinned minor is "
+                                       "built on demand), or bugs: the pins and each known bug's affected "
+                                       "releases; default: every pin")
     ap.add_argument("--suite", action="append", help="scenario folder or file (repeatable; default: e2e)")
     ap.add_argument("--out", type=Path, default=Path("artifacts/matrix"), help="junit files and artifacts")
     return ap
 
 
+def split_at_dashes(argv: list[str]) -> tuple[list[str], list[str]]:
+    """The command's own arguments, and pytest's: those after ``--``."""
+    argv = list(argv)
+    return (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else (argv, [])
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    extra: list[str] = []
-    if "--" in argv:
-        extra, argv = argv[argv.index("--") + 1:], argv[:argv.index("--")]
-    args = parser().parse_args(argv)
+    own, extra = split_at_dashes(sys.argv[1:] if argv is None else argv)
+    args = parser().parse_args(own)
     module = go_module_dir()
     try:
-        chosen = ([select(module, v) for v in args.versions.split(",")] if args.versions
-                  else list(pins(module).values()))
+        if args.versions == "bugs":
+            chosen = affected(module, args.suite or ["e2e/bugs"])
+        else:
+            chosen = ([select(module, v) for v in args.versions.split(",")] if args.versions
+                      else list(pins(module).values()))
     except SchedgateError as e:  # a version no pin has: one line, exit 2
         print(f"schedgate: {e}", file=sys.stderr)
         return 2

@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import TextIO
 
 from schedgate.errors import ToolchainError
+from schedgate.runtime.pins import cache_root
 from schedgate.runtime.progress import log, shown_on, ticking
-from schedgate.runtime.toolchain import _go, _locked, cache_root, go_module_dir
+from schedgate.runtime.toolchain import _go, _locked, go_module_dir
 
 PACKAGE = "sigs.k8s.io/kwok/cmd/kwok"
 _VERSION_VAR = "sigs.k8s.io/kwok/pkg/consts.Version"

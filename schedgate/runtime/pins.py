@@ -7,7 +7,9 @@ release was tested with. An older pin builds with ``-modfile`` and the build tag
 which selects the files written for that minor's framework API (``//go:build kubernetes1.35``).
 
 ``--kubernetes-version 1.36`` (or ``$SCHEDGATE_KUBERNETES_VERSION``; a minor or a full version)
-selects a pin; every binary, the node image and the version checks follow it.
+selects a pin; every binary, the node image and the version checks follow it. Another patch release of a
+pinned minor (``1.36.1``) is a pin made on demand (:mod:`schedgate.runtime.patches`): its modfile is
+written into the cache as the script writes a pin, and it builds with its minor's tags.
 """
 
 from __future__ import annotations
@@ -21,13 +23,23 @@ from schedgate.errors import SchedgateError, ToolchainError
 
 PIN_ENV = "SCHEDGATE_KUBERNETES_VERSION"
 PINS_DIR = "pins"
+RELEASE = re.compile(r"^v?(1\.\d+\.\d+)$")  # a released Kubernetes version (no pre-release)
+
+
+def cache_root() -> Path:
+    env = os.environ.get("SCHEDGATE_CACHE")
+    if env:
+        return Path(env)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "schedgate"
 
 
 @dataclass(frozen=True)
 class Pin:
     version: str  # v1.36.3
-    modfile: Path  # go/go.mod or go/pins/kubernetes-1.36.mod
+    modfile: Path  # go/go.mod or go/pins/kubernetes-1.36.mod (on demand: the cache's kubernetes-1.36.1.mod)
     default: bool
+    on_demand: bool = False  # another patch of a pinned minor, its modfile made in the cache
+    newest_minor: bool = False  # of go.mod's minor: built without a minor's tag
 
     @property
     def minor(self) -> str:
@@ -36,6 +48,8 @@ class Pin:
     @property
     def file(self) -> str:
         """The modfile, as go/ names it: ``go.mod``, ``pins/kubernetes-1.36.mod``."""
+        if self.on_demand:
+            return str(self.modfile)
         return "go.mod" if self.default else f"{PINS_DIR}/{self.modfile.name}"
 
     @property
@@ -45,13 +59,13 @@ class Pin:
     @property
     def tags(self) -> list[str]:
         """The build tag of an older minor's files; none for the default pin."""
-        return [] if self.default else [f"kubernetes{self.minor}"]
+        return [] if self.default or self.newest_minor else [f"kubernetes{self.minor}"]
 
     def go_flags(self) -> list[str]:
         """What ``go build`` needs to build this pin instead of go.mod's."""
         if self.default:
             return []
-        return [f"-modfile={self.file}", f"-tags={','.join(self.tags)}"]  # run in go/
+        return [f"-modfile={self.file}", *([f"-tags={','.join(self.tags)}"] if self.tags else [])]  # run in go/
 
     @property
     def etcd_version(self) -> str:
@@ -85,7 +99,8 @@ def pins(module_dir: Path) -> dict[str, Pin]:
 
 def select(module_dir: Path, wanted: str | None = None) -> Pin:
     """The pin ``wanted`` names (``1.36``, ``1.36.3``, ``v1.36.3``), else ``$SCHEDGATE_KUBERNETES_VERSION``'s,
-    else the default; a version no pin has is refused in one line that lists the pins."""
+    else the default; another patch release of a pinned minor is a pin made on demand (built when first
+    asked for); a version of no pinned minor, or that is no release, is refused in one line."""
     wanted = wanted or os.environ.get(PIN_ENV) or ""
     every = pins(module_dir)
     if not wanted:
@@ -93,8 +108,13 @@ def select(module_dir: Path, wanted: str | None = None) -> Pin:
     bare = wanted.strip().lstrip("v")
     minor = ".".join(bare.split(".")[:2])
     pin = every.get(minor)
-    if pin is None or (bare.count(".") == 2 and pin.version.lstrip("v") != bare):
-        have = ", ".join(p.version for p in every.values())
-        raise SchedgateError(f"--kubernetes-version {wanted}: no pin for it; this checkout pins {have} "
-                             f"(go/go.mod, go/{PINS_DIR}/); add one with go/hack/pin-kubernetes.sh {bare}")
-    return pin
+    have = ", ".join(p.version for p in every.values())
+    if pin is None:
+        raise SchedgateError(f"--kubernetes-version {wanted}: schedgate builds the minors it pins ({have}: go/go.mod, "
+                             f"go/{PINS_DIR}/); pin a new minor with go/hack/pin-kubernetes.sh {bare}")
+    if bare.count(".") < 2 or pin.version.lstrip("v") == bare:
+        return pin
+    if not RELEASE.match(bare):
+        raise SchedgateError(f"--kubernetes-version {wanted}: not a release version like {pin.version}")
+    return Pin(f"v{bare}", cache_root() / PINS_DIR / f"kubernetes-{bare}.mod", False, on_demand=True,
+               newest_minor=pin.default)

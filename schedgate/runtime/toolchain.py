@@ -33,7 +33,8 @@ from typing import TextIO
 from schedgate.errors import ToolchainError
 from schedgate.runtime.builds import MUTANT_BUILDS, TOOL_BUILDS
 from schedgate.runtime.introspect import settable_gates_of
-from schedgate.runtime.pins import Pin, select
+from schedgate.runtime.patches import ensure_modfile
+from schedgate.runtime.pins import Pin, cache_root, select
 from schedgate.runtime.progress import log, say_live, shown_on, ticking
 from schedgate.spec.gates import Gate
 from schedgate.spec.shipped import shipped
@@ -55,13 +56,6 @@ def go_module_dir() -> Path:
         raise ToolchainError(f"{d / 'go.mod'}: not found; set SCHEDGATE_GO_DIR to schedgate's go/ folder "
                              "or pass --bin-dir with prebuilt binaries")
     return d
-
-
-def cache_root() -> Path:
-    env = os.environ.get("SCHEDGATE_CACHE")
-    if env:
-        return Path(env)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "schedgate"
 
 
 def selected_pin(module_dir: Path | None = None) -> Pin:
@@ -180,7 +174,7 @@ def _source_key(module_dir: Path, go: str, pin: Pin) -> str:
     files = [pin.modfile, pin.sumfile]
     files += sorted(p for p in module_dir.rglob("*.go") if not p.name.endswith("_test.go"))
     for f in files:
-        h.update(str(f.relative_to(module_dir)).encode() + b"\0")
+        h.update(str(f.relative_to(module_dir) if f.is_relative_to(module_dir) else f.name).encode() + b"\0")
         h.update(f.read_bytes() + b"\0")
     return h.hexdigest()[:12]
 
@@ -206,8 +200,12 @@ def ensure_binaries(out: TextIO | None = None) -> Binaries:
     pin = selected_pin(module_dir)
     version = pin.version
     go = _go()
-    key = _source_key(module_dir, go, pin)
     root = cache_root() / "bin"
+    if pin.on_demand and not pin.sumfile.is_file():
+        with _locked(root), shown_on(out):
+            say_live(f"making the pin of Kubernetes {version} (a patch release built on demand)")
+            ensure_modfile(go, module_dir, pin)
+    key = _source_key(module_dir, go, pin)
     final = root / f"kubernetes-{version}-{key}"
 
     def build_mutant(name: str) -> None:

@@ -19,7 +19,7 @@ import pytest
 from support import pytest_child, run_dirs
 
 from schedgate.providers.kind.config import cluster_name
-from schedgate.runtime.toolchain import cache_root
+from schedgate.runtime.pins import cache_root
 
 SCENARIO = "e2e/test_hard_constraint.py"
 TAKEN = "schedgate-inference-control-plane"  # kind's name for the reusable cluster's first node

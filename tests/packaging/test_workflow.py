@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from schedgate.runtime.toolchain import cache_root
+from schedgate.runtime.pins import cache_root
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / "examples" / "github-actions" / "schedgate-kind.yml"

@@ -42,11 +42,22 @@ def test_a_minor_or_its_exact_version_selects_the_pin(wanted: str) -> None:
     assert select(GO, wanted).version == pins(GO)["1.36"].version
 
 
-@pytest.mark.parametrize("wanted", ["1.34", "v1.36.0", "1.38"])
-def test_a_version_no_pin_has_is_refused_naming_the_pins(wanted: str) -> None:
-    with pytest.raises(SchedgateError, match=rf"--kubernetes-version {wanted}: no pin for it; this checkout pins "
-                                             r"v1\.35\.\d+, v1\.36\.\d+, v1\.37\.\d+"):
+@pytest.mark.parametrize("wanted", ["1.34", "v1.34.2", "1.38"])
+def test_a_version_of_no_pinned_minor_is_refused_naming_the_pins(wanted: str) -> None:
+    with pytest.raises(SchedgateError, match=rf"--kubernetes-version {wanted}: schedgate builds the minors it pins "
+                                             r"\(v1\.35\.\d+, v1\.36\.\d+, v1\.37\.\d+"):
         select(GO, wanted)
+
+
+def test_another_patch_of_a_pinned_minor_is_a_pin_made_on_demand_in_the_cache(monkeypatch: pytest.MonkeyPatch,
+                                                                             tmp_path: Path) -> None:
+    monkeypatch.setenv("SCHEDGATE_CACHE", str(tmp_path))
+    older, newest = select(GO, "v1.36.0"), select(GO, "1.37.0")
+    assert (older.version, older.on_demand, older.modfile) == ("v1.36.0", True, tmp_path / "pins/kubernetes-1.36.0.mod")
+    assert older.go_flags() == [f"-modfile={tmp_path}/pins/kubernetes-1.36.0.mod", "-tags=kubernetes1.36"]
+    assert newest.go_flags() == [f"-modfile={tmp_path}/pins/kubernetes-1.37.0.mod"]  # go.mod's minor: no tag
+    with pytest.raises(SchedgateError, match="not a release version like v1.36"):
+        select(GO, "1.36.0-rc.1")
 
 
 def test_the_environment_selects_when_no_version_is_given(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -95,7 +106,7 @@ def test_the_matrix_refuses_a_version_no_pin_has() -> None:
     proc = subprocess.run([sys.executable, "-m", "schedgate", "matrix", "--versions", "1.35,1.30"],
                           capture_output=True, text=True)
     assert proc.returncode == 2
-    assert proc.stderr.strip().startswith("schedgate: --kubernetes-version 1.30: no pin for it")
+    assert proc.stderr.strip().startswith("schedgate: --kubernetes-version 1.30: schedgate builds the minors it pins")
 
 
 def test_a_feature_older_minors_have_off_skips_there_saying_why() -> None:
