@@ -2,8 +2,8 @@
 
 An example is a small cluster (``nodes`` with capacities, labels, taints, GPUs, cordoned or not), then pods
 made one step at a time (requests, GPUs, required labels, tolerations, an app label, a required anti-affinity
-to an app; some while the scheduler is stopped, which then starts again), then the outcome ``invariants``
-with ``noMissedFit``.
+to an app, a host port; some while the scheduler is stopped, which then starts again), then the outcome
+``invariants`` with ``noMissedFit``.
 Nodes come first and nothing is deleted or loosened afterwards, so a pod left Unschedulable that fits a node
 at the end was refused wrongly. Every value is drawn from short lists, which Hypothesis shrinks towards their
 first entry: the smallest node, the smallest pod, no labels, no taints.
@@ -21,6 +21,7 @@ from schedgate.errors import SchedgateError
 GPU = "nvidia.com/gpu"
 ZONE, NET, APP = "fuzz.schedgate.io/zone", "fuzz.schedgate.io/net", "fuzz.schedgate.io/app"
 APPS = ("", "a", "b")  # a pod's app label, and the app its required anti-affinity keeps off its node ("": none)
+PORTS = (0, 0, 0, 8080, 8081)  # a pod's host port (0: none); two pods with one on a node conflict
 # (key, value) pairs a node may have and a pod may require
 LABELS = ((ZONE, "a"), (ZONE, "b"), (NET, "true"))
 TAINTS = ({"key": "fuzz.schedgate.io/dedicated", "value": "gpu", "effect": "NoSchedule"},
@@ -62,7 +63,7 @@ def _pod() -> st.SearchStrategy[dict[str, Any]]:
         "require": st.lists(st.sampled_from(LABELS), unique_by=lambda kv: kv[0], max_size=1),
         "tolerate": st.lists(st.sampled_from(TAINTS), unique_by=lambda t: t["key"], max_size=2),
         "restart": st.booleans(),  # made while its scheduler is stopped, which then starts again
-        "app": st.sampled_from(APPS), "avoid": st.sampled_from(APPS),
+        "app": st.sampled_from(APPS), "avoid": st.sampled_from(APPS), "port": st.sampled_from(PORTS),
     })
 
 
@@ -96,9 +97,15 @@ def pod_step(i: int, p: dict[str, Any], profile: str) -> dict[str, Any]:
         out["tolerations"] = [{k: t[k] for k in ("key", "value", "effect") if k in t} for t in p["tolerate"]]
     if p.get("app"):
         out["labels"] = {APP: p["app"]}
+    spec: dict[str, Any] = {}
     if p.get("avoid"):  # no two pods of that app on one node, this one included
-        out["pod"] = {"spec": {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-            {"labelSelector": {"matchLabels": {APP: p["avoid"]}}, "topologyKey": "kubernetes.io/hostname"}]}}}}
+        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {APP: p["avoid"]}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    if p.get("port"):
+        spec["containers"] = [{"name": "main", "ports": [
+            {"containerPort": p["port"], "hostPort": p["port"], "protocol": "TCP"}]}]
+    if spec:
+        out["pod"] = {"spec": spec}
     return {"createPods": out}
 
 

@@ -36,7 +36,7 @@ def error_lines(out: str) -> list[str]:
         pytest.param(["--scheduler-binary", "/nonexistent/kube-scheduler"],
                      r"--scheduler-binary /nonexistent/kube-scheduler: no such file", id="missing-binary"),
         pytest.param(["--kubernetes-version", "v1.30.0"],
-                     "--kubernetes-version v1.30.0: no pin for it; this checkout pins v1.35.",
+                     "--kubernetes-version v1.30.0: schedgate builds the minors it pins (v1.35.",
                      id="other-kubernetes-version"),
     ],
 )

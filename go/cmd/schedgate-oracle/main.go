@@ -9,8 +9,10 @@
 // count included; a pod whose required node affinity or nodeSelector the node
 // does not match; a pod on a node with a NoSchedule or NoExecute taint it does
 // not tolerate, the unschedulable mark included; two pods in one topology
-// domain that a required pod anti-affinity term of either keeps apart), and for
-// each pod bound to no node, the nodes it would fit now by the same checks.
+// domain that a required pod anti-affinity term of either keeps apart; two pods
+// on one node asking for the same host port, by k8s.io/kube-scheduler's
+// HostPortInfo), and for each pod bound to no node, the nodes it would fit now
+// by the same checks.
 package main
 
 import (
@@ -27,10 +29,11 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
+	fwk "k8s.io/kube-scheduler/framework"
 )
 
 // Checks names what this oracle evaluates; a constraint outside them is not judged.
-var Checks = []string{"resources", "nodeAffinity", "taints", "podAntiAffinity"}
+var Checks = []string{"resources", "nodeAffinity", "taints", "podAntiAffinity", "hostPorts"}
 
 type input struct {
 	Nodes []v1.Node `json:"nodes"`
@@ -81,6 +84,7 @@ func judge(in input) (output, error) {
 		nodes[in.Nodes[i].Name] = &in.Nodes[i]
 	}
 	used := map[string]v1.ResourceList{}
+	ports := map[string]fwk.HostPortInfo{}
 	var bound []*v1.Pod
 	for i := range in.Pods {
 		p := &in.Pods[i]
@@ -90,6 +94,9 @@ func judge(in input) (output, error) {
 		}
 		add(used, n.Name, p)
 		bound = append(bound, p)
+		for _, d := range takePorts(ports, n.Name, p) {
+			out.Violations = append(out.Violations, Violation{Rule: "hostPorts", Pod: key(p), Node: n.Name, Detail: d})
+		}
 		for _, v := range placement(p, n) {
 			out.Violations = append(out.Violations, Violation{Rule: v[0], Pod: key(p), Node: n.Name, Detail: v[1]})
 		}
@@ -122,7 +129,7 @@ func judge(in input) (output, error) {
 		fits := []string{}
 		for _, name := range names {
 			n := nodes[name]
-			if len(placement(p, n)) > 0 {
+			if len(placement(p, n)) > 0 || len(conflicts(ports[name], p)) > 0 {
 				continue
 			}
 			kept := false
@@ -251,6 +258,37 @@ func apart(p *v1.Pod, pn *v1.Node, q *v1.Pod, qn *v1.Node) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// conflicts lists the pod's host ports the node's pods hold already (upstream's CheckConflict: a wildcard
+// address conflicts with every address).
+func conflicts(taken fwk.HostPortInfo, p *v1.Pod) []string {
+	var out []string
+	for _, c := range p.Spec.Containers {
+		for _, port := range c.Ports {
+			if port.HostPort > 0 && taken != nil && taken.CheckConflict(port.HostIP, string(port.Protocol), port.HostPort) {
+				out = append(out, fmt.Sprintf("host port %d/%s is held by another pod on the node", port.HostPort,
+					port.Protocol))
+			}
+		}
+	}
+	return out
+}
+
+// takePorts records the pod's host ports on the node and returns the ones another pod there held first.
+func takePorts(ports map[string]fwk.HostPortInfo, node string, p *v1.Pod) []string {
+	if ports[node] == nil {
+		ports[node] = fwk.HostPortInfo{}
+	}
+	held := conflicts(ports[node], p)
+	for _, c := range p.Spec.Containers {
+		for _, port := range c.Ports {
+			if port.HostPort > 0 {
+				ports[node].Add(port.HostIP, string(port.Protocol), port.HostPort)
+			}
+		}
+	}
+	return held
 }
 
 func contains(list []string, s string) bool {

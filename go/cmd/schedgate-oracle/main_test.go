@@ -94,3 +94,24 @@ func TestRequiredAntiAffinityKeepsPodsApartBothWays(t *testing.T) {
 		t.Fatalf("web fits %q, want b (the bound pod's term excludes a)", got)
 	}
 }
+
+func withPort(p v1.Pod, hostIP string, protocol v1.Protocol, port int32) v1.Pod {
+	p.Spec.Containers[0].Ports = []v1.ContainerPort{{ContainerPort: port, HostPort: port, HostIP: hostIP, Protocol: protocol}}
+	return p
+}
+
+func TestTwoPodsOnANodeMayNotHoldTheSameHostPort(t *testing.T) {
+	a, b := node("a", "4", nil), node("b", "4", nil)
+	first := withPort(pod("first", "a", "1"), "", v1.ProtocolTCP, 8080)
+	second := withPort(pod("second", "a", "1"), "127.0.0.1", v1.ProtocolTCP, 8080) // the wildcard holds every address
+	udp := withPort(pod("udp", "a", "1"), "", v1.ProtocolUDP, 8080)                // another protocol: no conflict
+	out, err := judge(input{Nodes: []v1.Node{a, b}, Pods: []v1.Pod{first, second, udp}})
+	if err != nil || rules(out) != "hostPorts t/second a" {
+		t.Fatalf("got %q, err %v", rules(out), err)
+	}
+	second.Spec.NodeName = ""
+	out, _ = judge(input{Nodes: []v1.Node{a, b}, Pods: []v1.Pod{first, second, udp}})
+	if got := strings.Join(out.Fits["t/second"], ","); got != "b" {
+		t.Fatalf("second fits %q, want b (its port is held on a)", got)
+	}
+}
