@@ -68,7 +68,11 @@ def snapshot(api: k8s.ApiClient) -> dict[str, Any]:
         "namespaces": names(core.list_namespace()),
         "nodes": {n["metadata"]["name"]: node_state(n) for n in
                   api.sanitize_for_serialization(core.list_node())["items"]},
-        "serviceaccounts": names(core.list_service_account_for_all_namespaces()),
+        # Not kube-system's: kube-controller-manager makes a ServiceAccount there for each controller as it
+        # starts it, and on a fresh cluster the last (daemon-set-controller, seen 2026-12-05) may come after the
+        # snapshot before the run. schedgate makes none there (its RBAC there is roles, bindings and leases).
+        "serviceaccounts": [n for n in names(core.list_service_account_for_all_namespaces())
+                            if not n.startswith("kube-system/")],
         "configmaps": names(core.list_config_map_for_all_namespaces()),
         "clusterrolebindings": names(rbac.list_cluster_role_binding()),
         "clusterroles": names(rbac.list_cluster_role()),
