@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from schedgate.errors import SchedgateError
-from schedgate.fuzz.generate import Bounds
+from schedgate.fuzz.generate import FEATURES, Bounds
 from schedgate.fuzz.run import Fuzzer, write
 from schedgate.providers import start_cluster
 from schedgate.providers.base import ClusterRequest
@@ -34,6 +34,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--max-pods", type=int, default=d.max_pods, help=f"pods an example makes at most ({d.max_pods})")
     p.add_argument("--budget", type=int, default=d.budget, metavar="SECONDS",
                    help=f"seconds for drawing and shrinking together (default {d.budget})")
+    p.add_argument("--without", default="", metavar="FEATURE,...",
+                   help=f"leave these out of the examples, for a scheduler that does not claim them: "
+                        f"{', '.join(FEATURES)}")
     p.add_argument("--scheduler-config", type=Path, help=f"the configuration under test ({DEFAULT_SCHEDULER_CONFIG})")
     p.add_argument("--profile", help="the profile the pods name (default: the configuration's first profile other "
                                      "than default-scheduler)")
@@ -45,7 +48,8 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.seed < 0:
         raise SchedgateError(f"--seed: must be 0 or more, got {args.seed}")
-    bounds = Bounds(examples=args.examples, max_nodes=args.max_nodes, max_pods=args.max_pods, budget=args.budget)
+    bounds = Bounds(examples=args.examples, max_nodes=args.max_nodes, max_pods=args.max_pods, budget=args.budget,
+                    without=frozenset(f for f in args.without.split(",") if f))
     config_file = project_path(args.scheduler_config or DEFAULT_SCHEDULER_CONFIG)
     config = stand_in(load_scheduler_config(config_file), DEFAULT_SCHEDULER_CONFIG)
     names = config.profile_names
@@ -65,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"schedgate: fuzz --seed {args.seed}: {fuzzer.ran} examples run, every invariant kept",
                   file=sys.stderr)
             return 0
-        path = write(found, args.output, args.seed, config_file, fuzzer.run_file)
+        path = write(found, args.output, args.seed, config_file, fuzzer.run_file,
+                     f" --without {','.join(sorted(bounds.without))}" if bounds.without else "")
         print(f"schedgate: fuzz --seed {args.seed}: an invariant broken ({fuzzer.ran} examples run, shrinking "
               "included):\n"
               f"{found.message}\nschedgate: the smallest failing example: {path}\n"

@@ -2,16 +2,20 @@
 
 An example is a small cluster (``nodes`` with capacities, labels, taints, GPUs, cordoned or not), then pods
 made one step at a time (requests, GPUs, required labels, tolerations, an app label, a required anti-affinity
-to an app, a host port; some while the scheduler is stopped, which then starts again), then the outcome
-``invariants`` with ``noMissedFit``.
-Nodes come first and nothing is deleted or loosened afterwards, so a pod left Unschedulable that fits a node
-at the end was refused wrongly. Every value is drawn from short lists, which Hypothesis shrinks towards their
-first entry: the smallest node, the smallest pod, no labels, no taints.
+to an app, a host port; some while the scheduler is stopped, which then starts again), some followed by an
+edit that can only make room (a label a node did not have, a taint taken off, a copy of a node added, an
+earlier pod deleted), then the outcome ``invariants`` with ``noMissedFit``.
+Nothing is ever tightened: a label is never changed or removed, a taint never added, a node never cordoned
+or deleted after the pods come. So every bound pod still satisfies, at the end, what it satisfied when it was
+bound, and a pod that fits a node at the end fitted it since the last edit: the scheduler owes it a binding
+(each edit is an event its queue must act on). Every value is drawn from short lists, which Hypothesis shrinks
+towards their first entry: the smallest node, the smallest pod, no labels, no taints, no edit.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import copy
+from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
@@ -28,6 +32,10 @@ TAINTS = ({"key": "fuzz.schedgate.io/dedicated", "value": "gpu", "effect": "NoSc
           {"key": "fuzz.schedgate.io/maintenance", "effect": "NoExecute"})
 NODE_CPU, NODE_MEMORY, NODE_PODS, NODE_GPUS = ("2", "1", "4"), ("4Gi", "2Gi", "8Gi"), (110, 2), (0, 1, 2, 4)
 POD_CPU, POD_MEMORY, POD_GPUS = ("500m", "100m", "1", "2", "3"), ("512Mi", "128Mi", "1Gi", "3Gi"), (0, 1, 2)
+EDITS = ("", "", "label", "untaint", "addNode", "deletePod")  # after a pod ("": none): each can only make room
+# What --without can leave out, for a scheduler that does not claim it (a black box that has no pod affinity):
+# each is then drawn as its first entry (none) and never varies.
+FEATURES = ("anti-affinity", "host-ports", "restarts", "edits")
 LIMITS = {"examples": (1, 10_000), "max_nodes": (1, 8), "max_pods": (1, 30), "budget": (1, 86_400)}
 
 
@@ -39,8 +47,12 @@ class Bounds:
     max_nodes: int = 3
     max_pods: int = 6
     budget: int = 240  # seconds for generating and shrinking together
+    without: frozenset[str] = frozenset()  # FEATURES the examples leave out
 
     def __post_init__(self) -> None:
+        if unknown := sorted(self.without - set(FEATURES)):
+            raise SchedgateError(f"--without: {unknown[0]!r} is not a feature to leave out (one of "
+                                 f"{', '.join(FEATURES)})")
         for name, (low, high) in LIMITS.items():
             value = getattr(self, name)
             if not low <= value <= high:
@@ -57,20 +69,27 @@ def _node() -> st.SearchStrategy[dict[str, Any]]:
     })
 
 
-def _pod() -> st.SearchStrategy[dict[str, Any]]:
+def _pod(without: frozenset[str]) -> st.SearchStrategy[dict[str, Any]]:
+    def unless(feature: str, values: st.SearchStrategy[Any], none: Any) -> st.SearchStrategy[Any]:
+        return st.just(none) if feature in without else values
+
     return st.fixed_dictionaries({
         "cpu": st.sampled_from(POD_CPU), "memory": st.sampled_from(POD_MEMORY), "gpus": st.sampled_from(POD_GPUS),
         "require": st.lists(st.sampled_from(LABELS), unique_by=lambda kv: kv[0], max_size=1),
         "tolerate": st.lists(st.sampled_from(TAINTS), unique_by=lambda t: t["key"], max_size=2),
-        "restart": st.booleans(),  # made while its scheduler is stopped, which then starts again
-        "app": st.sampled_from(APPS), "avoid": st.sampled_from(APPS), "port": st.sampled_from(PORTS),
+        # made while its scheduler is stopped, which then starts again
+        "restart": unless("restarts", st.sampled_from((False, False, False, True)), False),
+        "app": st.sampled_from(APPS), "avoid": unless("anti-affinity", st.sampled_from(APPS), ""),
+        "port": unless("host-ports", st.sampled_from(PORTS), 0),
+        # then an edit: its kind, which node or earlier pod (modulo how many there are), which label
+        "then": unless("edits", st.sampled_from(EDITS), ""), "at": st.integers(0, 7), "label": st.sampled_from(LABELS),
     })
 
 
 def examples(bounds: Bounds) -> st.SearchStrategy[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
     """(nodes, pods) as drawn: what :func:`scenario_doc` turns into a file."""
     return st.tuples(st.lists(_node(), min_size=1, max_size=bounds.max_nodes),
-                     st.lists(_pod(), min_size=1, max_size=bounds.max_pods))
+                     st.lists(_pod(bounds.without), min_size=1, max_size=bounds.max_pods))
 
 
 def node_entry(i: int, n: dict[str, Any]) -> dict[str, Any]:
@@ -117,16 +136,57 @@ def _around(step: dict[str, Any], p: dict[str, Any], profile: str) -> list[dict[
     return [{"stopScheduler": {"profile": profile}}, step, {"startScheduler": {"profile": profile}}]
 
 
+@dataclass
+class _World:
+    """The nodes as the edits so far left them, for drawing the next edit so that it only makes room."""
+
+    nodes: list[dict[str, Any]]  # node entries: name, labels, taints
+    pods: int = 0  # pods made so far (pod-0 ..)
+    deleted: set[str] = field(default_factory=set)
+
+    def edit(self, p: dict[str, Any]) -> dict[str, Any] | None:
+        """The step of ``p``'s ``then``, or ``None`` where it has nothing to act on (a label every node has ...)."""
+        kind, at = p.get("then", ""), p.get("at", 0)
+        node = self.nodes[at % len(self.nodes)] if self.nodes else None
+        if kind == "label" and node is not None:
+            key, value = p["label"]
+            labels = node.setdefault("labels", {})
+            if key in labels:  # never a changed value: a pod bound by the old one would stop matching
+                return None
+            labels[key] = value
+            return {"label": {"nodes": node["name"], "key": key, "value": value}}
+        if kind == "untaint" and node is not None and node.get("taints"):
+            taint = node["taints"].pop(0)
+            return {"untaint": {"nodes": node["name"], "key": taint["key"]}}
+        if kind == "addNode" and node is not None:
+            added = {**copy.deepcopy(node), "name": f"node-{len(self.nodes)}"}
+            self.nodes.append(added)
+            return {"addNodes": {"nodes": [{k: v for k, v in copy.deepcopy(added).items() if v}]}}
+        earlier = [f"pod-{i}" for i in range(self.pods - 1) if f"pod-{i}" not in self.deleted]
+        if kind == "deletePod" and earlier:
+            self.deleted.add(gone := earlier[at % len(earlier)])
+            return {"deletePods": {"pods": gone}}
+        return None
+
+
 def scenario_doc(name: str, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], profile: str,
-                 scheduler: str, description: str) -> dict[str, Any]:
-    """A scenario file's document: the cluster inline, one createPods step a pod, then the invariants."""
+                 scheduler: str, description: str, timeout: int = 30) -> dict[str, Any]:
+    """A scenario file's document: the cluster inline, one createPods step a pod (and its edit), then the
+    invariants within ``timeout`` seconds."""
+    entries = [node_entry(i, n) for i, n in enumerate(nodes)]
+    world = _World(copy.deepcopy(entries))
+    steps: list[dict[str, Any]] = []
+    for i, p in enumerate(pods):
+        steps += _around(pod_step(i, p, profile), p, profile)
+        world.pods += 1
+        here = [f"pod-{j}" for j in range(i + 1) if f"pod-{j}" not in world.deleted]
+        if (edit := world.edit(p)) is not None:  # after every verdict so far: each refusal one the edit may undo
+            steps += [{"wait": {"pods": here, "until": "decided"}}, edit]
     return {
         "apiVersion": "schedgate.io/v1alpha1", "kind": "Scenario", "name": name, "description": description,
         "scheduler": scheduler,
-        "cluster": {"apiVersion": "schedgate.io/v1alpha1", "kind": "Cluster", "name": "fuzz",
-                    "nodes": [node_entry(i, n) for i, n in enumerate(nodes)]},
-        "steps": [*(step for i, p in enumerate(pods) for step in _around(pod_step(i, p, profile), p, profile)),
-                  {"expect": {"invariants": {"noMissedFit": True}, "timeout": 30}}],
+        "cluster": {"apiVersion": "schedgate.io/v1alpha1", "kind": "Cluster", "name": "fuzz", "nodes": entries},
+        "steps": [*steps, {"expect": {"invariants": {"noMissedFit": True}, "timeout": timeout}}],
     }
 
 

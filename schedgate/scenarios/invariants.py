@@ -2,14 +2,16 @@
 ``invariants`` (what ``schedgate fuzz`` ends each generated scenario with).
 
 It waits, under the step's deadline, until each of the test's pods is bound or marked Unschedulable (a pod
-neither, or marked with a SchedulerError, fails: no pod is silently stuck). Then, after a cache barrier, the
+neither at the deadline fails, one still marked with a SchedulerError with its text: no pod is silently stuck;
+a SchedulerError is no verdict, as the scheduler tries the pod again). Then, after a cache barrier, the
 nodes (but schedgate's sync node) and every pod on them go to ``schedgate-oracle``, a small binary linked
 from k8s.io/component-helpers of the pinned version (go/cmd/schedgate-oracle): no node holds more than its
 allocatable of a resource, pods included; every bound pod matches its node's labels (nodeSelector, required
 node affinity) and tolerates its NoSchedule and NoExecute taints and the unschedulable mark; no two bound pods
 share a topology domain that a required pod anti-affinity term of either forbids. With
-``noMissedFit``, a pod left Unschedulable that the oracle finds a node for fails too: sound only when nothing
-was freed or loosened after the pods' attempts (nodes first, then pods, nothing deleted), as in a generated
+``noMissedFit``, it then waits, under the same deadline, until no pod left Unschedulable fits a node in the
+oracle's eyes: sound when nothing was tightened after the pods came (a label only added, a taint only removed,
+nodes only added, pods only deleted), as in a generated
 scenario. The checks the oracle ran are printed as a figure; a constraint outside them is not judged.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,51 +62,72 @@ def judge(nodes: list[dict[str, Any]], pods: list[dict[str, Any]]) -> dict[str, 
 @outcome("invariants", about_pods=False)
 @dataclass(frozen=True)
 class Invariants(DeclaredOutcome):
-    """Every pod of the test bound or Unschedulable by the deadline (a SchedulerError or a pod still waiting
-    fails); then, judged by upstream's helpers, no node over its allocatable, no bound pod on a node its
-    nodeSelector, required node affinity or taints exclude, and no two pods in one domain that a required pod
-    anti-affinity term keeps apart."""
+    """Every pod of the test bound or Unschedulable by the deadline (one still waiting, or still marked with a
+    SchedulerError, which the scheduler retries, fails there); then, judged by upstream's helpers, no node over
+    its allocatable, no bound pod on a node its nodeSelector, required node affinity or taints exclude, and no
+    two pods in one domain that a required pod anti-affinity term keeps apart."""
 
-    no_missed_fit: bool = arg("noMissedFit", "also fail when a pod left Unschedulable fits a node now (sound "
-                                             "when nothing was freed or loosened after the pods were tried)",
+    no_missed_fit: bool = arg("noMissedFit", "also wait, within the deadline, until no pod left Unschedulable fits "
+                                             "a node: one that fits is owed a binding (sound when nothing was "
+                                             "tightened after the pods came: no node label changed or removed, no "
+                                             "taint added, no node cordoned or deleted)",
                               BOOL, lambda p, x, w: p.v.flag(x, w), default=False)
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         core = k8s.CoreV1Api(r.cluster.api)
+        deadline = time.monotonic() + timeout
         verdicts: dict[str, str | None] = {}
 
-        def settled() -> bool:
+        def settled() -> bool:  # a SchedulerError is no verdict: the scheduler tries the pod again
             items = read_json(core.list_namespaced_pod, r.ns.name).get("items") or []
             verdicts.clear()
             verdicts.update({p["metadata"]["name"]: _settled(p) for p in items})
-            errors = {n: v for n, v in verdicts.items() if v and v.startswith("SchedulerError")}
-            if errors:
-                raise AssertionError("; ".join(f"pod {n}: {v}" for n, v in sorted(errors.items())))
-            return all(verdicts.values())
+            return all(v in ("bound", "unschedulable") for v in verdicts.values())
 
         try:
             poll_until(settled, "every pod bound or Unschedulable", timeout, interval=0.1)
         except PollTimeout:
-            stuck = sorted(n for n, v in verdicts.items() if not v)
+            stuck = sorted(f"{n} ({v})" if v else n for n, v in verdicts.items() if v not in ("bound", "unschedulable"))
             raise AssertionError(f"after {timeout:.0f}s neither bound nor Unschedulable: {', '.join(stuck)}") from None
         r.cluster.sync_schedulers()  # every scheduler has seen what the pods' verdicts were made from
-        nodes = [n for n in read_json(core.list_node).get("items") or []
-                 if n["metadata"]["name"] != r.cluster.sync_node]
-        names = {n["metadata"]["name"] for n in nodes}
-        everywhere = read_json(core.list_pod_for_all_namespaces).get("items") or []
-        judged = [p for p in everywhere if (p.get("spec") or {}).get("nodeName") in names
-                  or p["metadata"]["namespace"] == r.ns.name]
-        verdict = judge(nodes, judged)
-        r.figure(f"step {index}: invariants checked", ", ".join(verdict.get("checks") or []))
         mine = f"{r.ns.name}/"  # the test's pods by their names alone: a message a replay can repeat
 
         def pod(key: str) -> str:
             return key.removeprefix(mine)
 
-        broken = [f"{v['rule']}: " + (f"pod {pod(v['pod'])} on {v['node']}" if v.get("pod") else f"node {v['node']}")
-                  + f": {v['detail'].replace(mine, '')}" for v in verdict.get("violations") or []]
-        if self.no_missed_fit:
-            broken += [f"missed fit: pod {pod(p)} is Unschedulable but fits {', '.join(fits)}"
-                       for p, fits in sorted((verdict.get("fits") or {}).items()) if fits and p.startswith(mine)]
-        if broken:
-            raise AssertionError("invariants broken:\n  " + "\n  ".join(broken))
+        missed: list[str] = []
+        checks: list[str] = []
+
+        def owed_nothing() -> bool:
+            """Judged now: a violation fails at once (nothing after this step can undo it); a pod left
+            Unschedulable that fits a node is owed a binding, which the scheduler may still be making."""
+            if not settled():
+                return False
+            verdict = self.judged(r, core)
+            checks[:] = verdict.get("checks") or []
+            broken = [f"{v['rule']}: " + (f"pod {pod(v['pod'])} on {v['node']}" if v.get("pod")
+                                          else f"node {v['node']}") + f": {v['detail'].replace(mine, '')}"
+                      for v in verdict.get("violations") or []]
+            if broken:
+                raise AssertionError("invariants broken:\n  " + "\n  ".join(broken))
+            missed[:] = [f"missed fit: pod {pod(p)} is Unschedulable but fits {', '.join(fits)}"
+                         for p, fits in sorted((verdict.get("fits") or {}).items()) if fits and p.startswith(mine)]
+            return not (self.no_missed_fit and missed)
+
+        try:  # after its backoff (10 s at most) the scheduler retries a pod the last edit made room for
+            poll_until(owed_nothing, "no pod Unschedulable where it fits", max(1.0, deadline - time.monotonic()),
+                       interval=0.5)
+        except PollTimeout:
+            raise AssertionError("invariants broken:\n  " + "\n  ".join(missed)) from None
+        finally:
+            r.figure(f"step {index}: invariants checked", ", ".join(checks))
+
+    @staticmethod
+    def judged(r: Run, core: k8s.CoreV1Api) -> dict[str, Any]:
+        """The oracle's verdict on the nodes (but the sync node), every pod on them and the test's pods."""
+        nodes = [n for n in read_json(core.list_node).get("items") or []
+                 if n["metadata"]["name"] != r.cluster.sync_node]
+        names = {n["metadata"]["name"] for n in nodes}
+        everywhere = read_json(core.list_pod_for_all_namespaces).get("items") or []
+        return judge(nodes, [p for p in everywhere if (p.get("spec") or {}).get("nodeName") in names
+                             or p["metadata"]["namespace"] == r.ns.name])

@@ -34,6 +34,46 @@ def test_every_drawn_example_is_a_file_the_loader_accepts(tmp_path, drawn):
     assert scenario.steps[-1].action.outcome == Invariants(no_missed_fit=True)
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(examples(Bounds(max_nodes=4, max_pods=8)))
+def test_every_edit_only_makes_room(drawn):
+    """What noMissedFit's soundness rests on: a label a node lacked, a taint it had, a new node, an earlier pod
+    not deleted before; nothing tightened."""
+    doc = scenario_doc("fuzz-t", *drawn, "gpu-packing-scheduler", CONFIG, "drawn")
+    nodes = {n["name"]: n for n in doc["cluster"]["nodes"]}
+    made: list[str] = []
+    for step in doc["steps"]:
+        (kind, body), = step.items()
+        if kind == "createPods":
+            made.append(body["name"])
+        elif kind == "label":
+            labels = nodes[body["nodes"]].setdefault("labels", {})
+            assert body["key"] not in labels
+            labels[body["key"]] = body["value"]
+        elif kind == "untaint":
+            taints = nodes[body["nodes"]]["taints"]
+            assert body["key"] in [t["key"] for t in taints]
+            taints[:] = [t for t in taints if t["key"] != body["key"]]
+        elif kind == "addNodes":
+            (node,) = body["nodes"]
+            assert node["name"] not in nodes
+            nodes[node["name"]] = node
+        elif kind == "deletePods":
+            assert body["pods"] in made[:-1]
+            made.remove(body["pods"])
+        else:
+            assert kind in ("stopScheduler", "startScheduler", "expect", "wait"), kind
+
+
+@settings(max_examples=30, deadline=None)
+@given(examples(Bounds(max_nodes=4, max_pods=8, without=frozenset({"anti-affinity", "host-ports", "edits"}))))
+def test_what_is_left_out_is_never_drawn(drawn):
+    doc = scenario_doc("fuzz-t", *drawn, "pool-scheduler", CONFIG, "drawn")
+    kinds = {next(iter(step)) for step in doc["steps"]}
+    assert kinds <= {"createPods", "stopScheduler", "startScheduler", "expect"}  # no edit, so no wait for one
+    assert not any("pod" in step.get("createPods", {}) for step in doc["steps"])  # no affinity, no ports
+
+
 def test_the_same_seed_draws_the_same_examples():
     def draw(number: int) -> list[object]:
         seen: list[object] = []
@@ -89,6 +129,8 @@ def test_a_bad_invariants_field_is_one_line(tmp_path):
 @pytest.mark.parametrize("args,said", [
     (["--max-nodes", "0"], "--max-nodes: must be 1..8, got 0"),
     (["--seed", "-1"], "--seed: must be 0 or more, got -1"),
+    (["--without", "host-ports,spread"], "--without: 'spread' is not a feature to leave out (one of anti-affinity, "
+                                         "host-ports, restarts, edits)"),
     (["--profile", "nope"], "--profile 'nope': not a profile of"),
     (["--scheduler-config", "/nonexistent.yaml"], "/nonexistent.yaml"),
 ])
