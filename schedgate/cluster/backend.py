@@ -65,6 +65,13 @@ class StartsSchedulers(Protocol):
 
 
 @runtime_checkable
+class ReroutesSchedulers(Protocol):
+    def reroute_scheduler(self, scheduler: Scheduler, api_server: str | None) -> None:
+        """Point ``scheduler``'s kubeconfig at ``api_server`` (a proxy; ``None``: the API server's own address)
+        and, if it runs, restart it so that it reconnects there."""
+
+
+@runtime_checkable
 class RestartsApiServer(Protocol):
     def restart_apiserver(self) -> float:
         """Stop the API server and start it again (same address, same data); the seconds it was gone."""

@@ -43,6 +43,11 @@ class SchedulerProcess(ProcessHandle):
     def profiles(self) -> list[str]:
         return self.config.profile_names
 
+    @property
+    def kubeconfig(self) -> Path:
+        """The kubeconfig its configuration names (where it reaches the API server)."""
+        return Path(self.effective.doc["clientConnection"]["kubeconfig"])
+
     def argv(self) -> list[str]:
         return [
             str(self.binary),

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import schedgate.scenarios.api_fault_steps
 import schedgate.scenarios.control_steps
 import schedgate.scenarios.device_steps
 import schedgate.scenarios.group_claims

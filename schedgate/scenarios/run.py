@@ -14,7 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from schedgate.cluster import Cluster
+from schedgate.cluster import Cluster, ReroutesSchedulers
+from schedgate.faults.apiproxy import ApiProxy
 from schedgate.faults.extender import Extender
 from schedgate.kube.objects import Objects
 from schedgate.kube.watch import Matcher, wait_for
@@ -22,7 +23,7 @@ from schedgate.objects.metrics import MetricsSnapshot
 from schedgate.objects.pods import Namespace, Pod
 from schedgate.perf import Comparison
 from schedgate.report.figures import Report
-from schedgate.runtime.scheduler import Scheduler
+from schedgate.runtime.scheduler import Scheduler, distinct
 from schedgate.spec.schedconfig import SchedulerConfig
 
 
@@ -72,6 +73,7 @@ class Run:
     # each scheduler a metric outcome reads, scraped before the first step: counters count from there
     metrics_at_start: dict[str, MetricsSnapshot] = field(default_factory=dict)
     extender: Extender | None = None
+    api_proxies: dict[str, ApiProxy] = field(default_factory=dict)  # apiFaults' proxies, by scheduler (lease)
     transcript: list[str] = field(default_factory=list)
     # each step's start as a time of day in seconds (the clock of the schedulers' klog lines): attempts.since
     step_clock: dict[int, float] = field(default_factory=dict)
@@ -87,6 +89,14 @@ class Run:
     def close(self) -> None:
         if self.extender is not None:
             self.extender.down()
+        for lease, proxy in self.api_proxies.items():  # each scheduler straight to the API server again
+            proxy.clear()
+            try:
+                if (s := next((s for s in distinct(self.cluster.schedulers) if s.name == lease), None)) is not None:
+                    router = self.cluster.capability(ReroutesSchedulers, "reroute schedulers")  # type: ignore[type-abstract]
+                    router.reroute_scheduler(s, None)
+            finally:
+                proxy.close()
         if self._objects is not None:
             self._objects.clean_up()
 

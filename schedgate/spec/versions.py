@@ -11,7 +11,8 @@ and the failure it causes there.
 
 On an affected version the file is expected to fail with that message (pytest's xfail, strict): a pass
 there is reported as a failure that asks whether the bug is fixed, and a failure for another reason stays
-a failure. On any other version the file must pass.
+a failure. On any other version the file must pass. A bug marked ``race: true`` shows on most runs of an
+affected version, not all: a pass there is reported (xpass), not failed.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from schedgate.spec.jsontypes import STR
+from schedgate.spec.jsontypes import BOOL, STR
 from schedgate.spec.shape import Key, Shape
 from schedgate.spec.validate import Validator
 
 _COMPARATOR = re.compile(r"^(>=|<=|==|>|<)v?(\d+)\.(\d+)(?:\.(\d+))?$")
-_ISSUE = re.compile(r"^[A-Za-z0-9][-A-Za-z0-9_.]*/[A-Za-z0-9][-A-Za-z0-9_.]*#\d+$")
+UNREPORTED = "unreported"  # a bug found here and not reported upstream yet: the file is the report to attach
+_ISSUE = re.compile(rf"^([A-Za-z0-9][-A-Za-z0-9_.]*/[A-Za-z0-9][-A-Za-z0-9_.]*#\d+|{UNREPORTED})$")
 _VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?")
 _CMPS = r"((>=|<=|==|>|<)v?\d+\.\d+(\.\d+)? *)+"  # a range's comparators, for the JSON Schema
 RANGE_PATTERN = rf"{_CMPS}( *\|\| *{_CMPS})*"  # comparators, alternatives joined by ||
@@ -96,18 +98,27 @@ class KnownBug:
     issue: str
     affects: VersionRange
     fails_with: str
+    race: bool = False  # it shows on an affected version most times, not every time: a pass there is no failure
+
+    @property
+    def name(self) -> str:
+        return "(not reported upstream yet)" if self.issue == UNREPORTED else self.issue
 
     def reason(self, version: str) -> str:
-        return (f"known bug {self.issue} on Kubernetes {version} (affects {self.affects.text}): expected to fail "
-                f"with /{self.fails_with}/; a pass here means it is fixed here?")
+        return (f"known bug {self.name} on Kubernetes {version} (affects {self.affects.text}): expected to fail "
+                f"with /{self.fails_with}/; " + ("a race: it may not show on one run" if self.race else
+                                                  "a pass here means it is fixed here?"))
 
 
 KNOWN_BUG = Shape("knownBug", "an upstream bug the file shows on some versions: there it must fail so (xfail, "
                               "strict)", (
-    Key("issue", "owner/repo#number: kubernetes/kubernetes#140053", {**STR, "pattern": _ISSUE.pattern}, required=True),
+    Key("issue", f"owner/repo#number (kubernetes/kubernetes#140053), or {UNREPORTED}: found here, the file is "
+                 "the report", {**STR, "pattern": _ISSUE.pattern}, required=True),
     Key("affects", "the versions it affects: comparators, all of which hold ('>=1.35.0 <1.37.0'), alternatives "
                    "joined by '||'", STR, required=True),
     Key("failsWith", "a regular expression the failure's message matches there", STR, required=True),
+    Key("race", "true: the failure is a race that shows on most runs of an affected version, not all; a pass "
+                "there is reported (xpass), not failed", BOOL),
 ))
 
 
@@ -116,6 +127,7 @@ def read_known_bug(v: Validator, raw: Any, where: str = "knownBug") -> KnownBug:
     issue = v.string(m["issue"], f"{where}.issue")
     if not _ISSUE.match(issue):
         v.fail(f"{where}.issue", f"must name an upstream issue as owner/repo#number "
-                                 f"(kubernetes/kubernetes#140053), got {issue!r}")
+                                 f"(kubernetes/kubernetes#140053) or be {UNREPORTED}, got {issue!r}")
     return KnownBug(issue, read_range(v, m["affects"], f"{where}.affects"),
-                    v.regex(m["failsWith"], f"{where}.failsWith"))
+                    v.regex(m["failsWith"], f"{where}.failsWith"),
+                    v.flag(m["race"], f"{where}.race") if "race" in m else False)

@@ -168,7 +168,7 @@ class LocalControlPlane:
             f"GET https://127.0.0.1:{self.api_port}{path}")
         for ident in (ADMIN, "kube-scheduler", "kube-controller-manager", "under-test",
                       *([AGENT] if self.agent else [])):
-            self._write_kubeconfig(ident)
+            self.write_kubeconfig(ident)
 
     def wait_api_ready(self) -> None:
         """``/readyz`` whole: the bootstrap roles the schedulers and controllers run under exist."""
@@ -259,7 +259,7 @@ class LocalControlPlane:
         lease = config.lease_name
         identity = "sched-" + "".join(c if c.isalnum() or c == "-" else "-" for c in lease)
         self._pki([f"{identity}={under_test_user(lease)}"])
-        self._write_kubeconfig(identity, server)
+        self.write_kubeconfig(identity, server)
         proc = self.scheduler(config, binary, identity, lease)
         proc.start()
         return proc
@@ -291,7 +291,7 @@ class LocalControlPlane:
     def kubeconfig(self, identity: str) -> Path:
         return self.run.path / f"{identity}.kubeconfig"
 
-    def _write_kubeconfig(self, identity: str, server: str | None = None) -> None:
+    def write_kubeconfig(self, identity: str, server: str | None = None) -> None:
         pki = self.pki
         cluster: dict[str, str] = {"server": server or f"https://127.0.0.1:{self.api_port}",
                                    "certificate-authority": str(pki / "ca.crt")}

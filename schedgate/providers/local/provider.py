@@ -17,6 +17,7 @@ from kubernetes import client as k8s
 
 from schedgate.cluster import SYNC_NODE, SYSTEM_NAMESPACE, ApiOnlyNodes, Cluster
 from schedgate.cluster.guard import install_sync_guard
+from schedgate.errors import ComponentError
 from schedgate.kube.api import import_api_classes_meanwhile
 from schedgate.objects.builders import PLACEHOLDER_IMAGE
 from schedgate.objects.pods import Namespace, wait_default_service_accounts, write_api_server_namespaces
@@ -32,9 +33,10 @@ from schedgate.providers.base import (
 )
 from schedgate.providers.local.controlplane import LocalControlPlane, under_test_user
 from schedgate.providers.rbac import grant, user_subject
+from schedgate.runtime.blackbox import BlackBoxProcess
 from schedgate.runtime.kwok import ensure_kwok
 from schedgate.runtime.procs import Component, RunDir
-from schedgate.runtime.scheduler import Scheduler
+from schedgate.runtime.scheduler import Scheduler, SchedulerProcess
 from schedgate.spec.cluster import ClusterDefinition
 from schedgate.spec.schedconfig import SchedulerConfig
 
@@ -70,6 +72,14 @@ class LocalBackend:
 
     def stop_scheduler(self, scheduler: Scheduler) -> None:
         self.cp.remove_scheduler(scheduler)
+
+    def reroute_scheduler(self, scheduler: Scheduler, api_server: str | None) -> None:
+        if not isinstance(scheduler, SchedulerProcess | BlackBoxProcess):
+            raise ComponentError(f"scheduler {scheduler.name} is no process of this cluster's")
+        self.cp.write_kubeconfig(scheduler.kubeconfig.stem, api_server)  # {identity}.kubeconfig
+        if scheduler.alive():
+            scheduler.stop()
+            scheduler.start()
 
     def restart_apiserver(self) -> float:
         return self.cp.restart_api()
