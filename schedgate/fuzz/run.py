@@ -25,6 +25,7 @@ from hypothesis import seed as seeded
 from schedgate.cluster import Cluster
 from schedgate.errors import SchedgateError
 from schedgate.fuzz.generate import Bounds, examples, scenario_doc, size
+from schedgate.fuzz.trim import cuts, rule
 from schedgate.runtime.progress import log
 from schedgate.scenarios.load import load_scenario
 from schedgate.scenarios.run import Run
@@ -93,9 +94,27 @@ class Fuzzer:
             self.smallest = Failure(doc, failed)
         return failed
 
+    def trim(self, found: Failure, deadline: float) -> Failure:
+        """``found`` cut a step at a time (:mod:`schedgate.fuzz.trim`) while it fails with the same rule,
+        until no cut does or ``deadline`` (monotonic) passes."""
+        broke, kept = rule(found.message), found
+        while time.monotonic() < deadline:
+            for smaller in cuts(kept.doc):
+                if time.monotonic() > deadline:
+                    break
+                failed = self.run_doc(smaller)
+                if failed and rule(failed) == broke:
+                    kept = Failure(smaller, failed)
+                    log.info("fuzz: cut to %d steps and nodes (run %d)", size(smaller)[0], self.ran)
+                    break
+            else:
+                break
+        return kept
+
     def search(self) -> Failure | None:
         """Draw and shrink examples until one fails (the smallest kept) or the examples or the budget end."""
         deadline = time.monotonic() + self.bounds.budget
+        shrink_until = [deadline]
         scheduler = str(self.config_file.resolve())
 
         @seeded(self.seed)
@@ -103,12 +122,13 @@ class Fuzzer:
                   phases=(Phase.generate, Phase.shrink), suppress_health_check=list(HealthCheck))
         @given(examples(self.bounds))
         def example(drawn: tuple[list[dict[str, Any]], list[dict[str, Any]]]) -> None:
-            if time.monotonic() > deadline:
+            if time.monotonic() > min(deadline, shrink_until[0]):
                 return  # out of budget: every later example counts as passing, so the search ends
             before = self.smallest
             failed = self.run_doc(self.doc(*drawn, scheduler))
             if failed:
-                if before is None:
+                if before is None:  # Hypothesis shrinks for half of what is left, the cuts have the rest
+                    shrink_until[0] = time.monotonic() + (deadline - time.monotonic()) / 2
                     log.info("fuzz: example %d broke an invariant (%s); shrinking it", self.ran,
                              failed.splitlines()[-1].strip())
                 elif self.smallest is not None and size(self.smallest.doc)[0] < size(before.doc)[0]:
@@ -121,7 +141,8 @@ class Fuzzer:
             if self.smallest is None:
                 raise
             log.info("fuzz: %s after %d examples", type(e).__name__, self.ran)
-        return self.smallest
+        # what is left of the budget, and at least a minute: the cuts are what makes the file short
+        return self.trim(self.smallest, max(deadline, time.monotonic() + 60)) if self.smallest else None
 
     def close(self) -> None:
         for f in self._work.iterdir():

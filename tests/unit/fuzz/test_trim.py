@@ -1,0 +1,69 @@
+"""The cuts made after Hypothesis (schedgate.fuzz.trim): each is a smaller file the loader accepts, a pod
+leaves with every step that names it, and a failure's rule is what it broke without its names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+
+from schedgate.fuzz.generate import Bounds, examples, scenario_doc
+from schedgate.fuzz.trim import cuts, rule, without_pod, without_step
+from schedgate.scenarios.load import load_scenario
+
+ROOT = Path(__file__).resolve().parents[3]
+CONFIG = str(ROOT / "clusters/profiles/gpu-packing-scheduler.yaml")
+P = "gpu-packing-scheduler"
+
+
+def pod(name: str) -> dict[str, object]:
+    return {"createPods": {"name": name, "scheduler": P, "cpu": "1", "memory": "128Mi"}}
+
+
+DOC = {"apiVersion": "schedgate.io/v1alpha1", "kind": "Scenario", "name": "t", "scheduler": CONFIG,
+       "cluster": {"apiVersion": "schedgate.io/v1alpha1", "kind": "Cluster", "name": "fuzz",
+                   "nodes": [{"name": "node-0", "capacity": {"cpu": "2", "memory": "4Gi", "pods": 110}}]},
+       "steps": [pod("pod-0"), {"stopScheduler": {"profile": P}}, pod("pod-1"), {"startScheduler": {"profile": P}},
+                 {"wait": {"pods": ["pod-0", "pod-1"], "until": "decided"}},
+                 {"addNodes": {"nodes": [{"name": "node-1", "capacity": {"cpu": "2", "memory": "4Gi", "pods": 110}}]}},
+                 pod("pod-2"), {"wait": {"pods": ["pod-0", "pod-1", "pod-2"], "until": "decided"}},
+                 {"label": {"nodes": "node-1", "key": "fuzz.schedgate.io/net", "value": "true"}},
+                 {"wait": {"pods": ["pod-1", "pod-2"], "until": "decided"}}, {"deletePods": {"pods": "pod-0"}},
+                 {"expect": {"invariants": {"noMissedFit": True}, "timeout": 20}}]}
+
+
+def kinds(doc: dict[str, object]) -> list[str]:
+    return [next(iter(s)) for s in doc["steps"]]  # type: ignore[attr-defined]
+
+
+def test_a_pod_leaves_with_its_restart_its_deletion_and_its_name_in_the_waits():
+    out = without_pod(DOC, "pod-1")
+    assert kinds(out) == ["createPods", "wait", "addNodes", "createPods", "wait", "label", "wait", "deletePods",
+                          "expect"]
+    assert [s["wait"]["pods"] for s in out["steps"] if "wait" in s] == [["pod-0"], ["pod-0", "pod-2"], ["pod-2"]]
+    gone = without_pod(DOC, "pod-0")
+    assert "deletePods" not in kinds(gone) and "pod-0" not in str(gone["steps"])
+
+
+def test_an_added_node_leaves_with_its_wait_and_its_later_edits():
+    out = without_step(DOC, kinds(DOC).index("addNodes"))
+    assert kinds(out) == ["createPods", "stopScheduler", "createPods", "startScheduler", "createPods", "wait",
+                          "wait", "deletePods", "expect"]
+
+
+def test_a_rule_is_what_broke_without_names_or_numbers():
+    said = "steps[16] expect (line 177): invariants broken:\n  missed fit: pod pod-5 is Unschedulable but fits node-1"
+    assert rule(said) == "missed fit"
+    assert rule("after 20s neither bound nor Unschedulable: pod-3") == "after Ns neither bound nor Unschedulable"
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(examples(Bounds(max_nodes=3, max_pods=5)))
+def test_every_cut_of_a_drawn_example_is_a_smaller_file_the_loader_accepts(tmp_path, drawn):
+    doc = scenario_doc("fuzz-t", *drawn, P, CONFIG, "drawn")
+    for i, smaller in enumerate(cuts(doc)):
+        assert len(smaller["steps"]) < len(doc["steps"])
+        path = tmp_path / f"c{i}.scenario.yaml"
+        path.write_text(yaml.safe_dump(smaller, sort_keys=False))
+        load_scenario(path)
