@@ -68,8 +68,7 @@ class BlackBoxProcess(ProcessHandle):
             self.port = free_port()
         env = {**os.environ, **self.spec.env, "KUBECONFIG": str(self.kubeconfig)}
         try:
-            self.proc = self.run.start(self.name if self.starts == 1 else f"{self.name}.{self.starts}",
-                                       self.argv(), env=env)
+            self.proc = self.run.start(self.name, self.argv(), env=env, start=self.starts)
         except OSError as e:
             raise ComponentError(f"{self.describe()}: cannot start: {e.strerror or e}") from None
 

@@ -214,8 +214,10 @@ class RunDir:
         stop_cleanly_on_sigterm()
         return run
 
-    def start(self, name: str, argv: Sequence[str], env: dict[str, str] | None = None) -> Proc:
-        log = self.path / "logs" / f"{name}.log"
+    def start(self, name: str, argv: Sequence[str], env: dict[str, str] | None = None, start: int = 1) -> Proc:
+        """Start ``name``; its ``start``-th process in this run logs to ``NAME.START.log`` (the first to
+        ``NAME.log``), while messages keep naming the component as the user knows it."""
+        log = self.path / "logs" / (f"{name}.log" if start == 1 else f"{name}.{start}.log")
         cmd = [str(a) for a in argv]
         preexec = None
         if not self.keep:
@@ -226,7 +228,7 @@ class RunDir:
                 env=env, cwd=self.path, start_new_session=True, preexec_fn=preexec,
             )
         with open(self.path / "pids", "a") as f:
-            f.write(f"{popen.pid} {name}\n")
+            f.write(f"{popen.pid} {log.stem}\n")
         proc = Proc(name=name, popen=popen, log=log, argv=list(argv))
         self.procs.append(proc)
         return proc

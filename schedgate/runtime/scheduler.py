@@ -64,7 +64,7 @@ class SchedulerProcess(ProcessHandle):
     def launch(self) -> None:
         """Start the process without waiting (see :meth:`wait_healthy`)."""
         self.starts += 1
-        self.proc = self.run.start(self.name if self.starts == 1 else f"{self.name}.{self.starts}", self.argv())
+        self.proc = self.run.start(self.name, self.argv(), start=self.starts)
 
     def wait_healthy(self, timeout: float = 60.0) -> float:
         """Wait for /healthz; a scheduler that refuses its config raises at once, in its own words."""
