@@ -9,7 +9,10 @@ events.
 The barrier must not change what it measures. The sync node is cordoned and
 its allocatable ``pods`` is 0: no pod fits it, whatever it tolerates (a pod
 tolerating every taint, as every DaemonSet pod does, was placed there when it
-had room). A kube-scheduler's probe is never bound: it asks for
+had room). It has no ``kubernetes.io/hostname`` label: PodTopologySpread counts
+every node that has a constraint's key, cordoned or not, and a sync node with
+one was a domain holding no pod, which made a hard spread by host refuse pods
+that fit. A kube-scheduler's probe is never bound: it asks for
 ``schedgate.io/sync``, which no node but the sync node has, and once its
 scheduler has seen the token the only node that passes its node affinity is
 the sync node, where it fails as "Too many pods". That reason in the probe's
@@ -59,6 +62,7 @@ from schedgate.objects.builders import make_pod
 from schedgate.objects.matchers import pod_condition
 from schedgate.objects.pods import Namespace, Pod
 from schedgate.runtime.scheduler import Scheduler
+from schedgate.spec.cluster import HOSTNAME
 
 SYNC_NODE = "schedgate-sync"
 SYNC_KEY = "schedgate.io/sync"
@@ -196,7 +200,7 @@ class SyncBarrier:
 
     def _ensure_node(self, token: str, room: bool) -> None:
         """The sync node, labelled with ``token``; with ``room`` for probes to bind, else none (pods 0)."""
-        labels = {"kubernetes.io/hostname": self.node, SYNC_KEY: token, SYNC_TENANT["node"][0]: SYNC_TENANT["node"][1]}
+        labels = {SYNC_KEY: token, SYNC_TENANT["node"][0]: SYNC_TENANT["node"][1]}
         if ignore_not_found(read_json, self.core.read_node, self.node) is None:
             self.core.create_node({"apiVersion": "v1", "kind": "Node",
                                    "metadata": {"name": self.node, "labels": labels}, "spec": {"unschedulable": True}})
@@ -208,5 +212,7 @@ class SyncBarrier:
                 "conditions": [ready_condition("schedgate's scheduler-sync node")]}}, _content_type=MERGE)
             self._room = room
         # Cordoned, and cleared of the taints new nodes get: only sync probes are judged here.
-        self.core.patch_node(self.node, {"metadata": {"labels": labels},
+        # No kubernetes.io/hostname (taken off a node an older schedgate made): a topology spread constraint on it
+        # counts every node with the key, cordoned or not, and the sync node would be a domain holding no pod.
+        self.core.patch_node(self.node, {"metadata": {"labels": {**labels, HOSTNAME: None}},
                                          "spec": {"unschedulable": True, "taints": None}}, _content_type=MERGE)
