@@ -1,6 +1,7 @@
 """Generated scenarios: Hypothesis strategies whose examples are scenario documents in the file language.
 
-An example is a small cluster (``nodes`` with capacities, labels, taints, GPUs, cordoned or not), then pods
+An example is a small cluster (``nodes`` with capacities, labels, taints, GPUs, cordoned or not), how each app
+spreads (a hard topology spread constraint by host or zone that all its pods carry, or none), then pods
 made one step at a time (requests, GPUs, required labels, tolerations, an app label, a required anti-affinity
 to an app, a host port; some while the scheduler is stopped, which then starts again), some followed by an
 edit that can only make room (a label a node did not have, a taint taken off, a copy of a node added, an
@@ -8,8 +9,11 @@ earlier pod deleted), then the outcome ``invariants`` with ``noMissedFit``.
 Nothing is ever tightened: a label is never changed or removed, a taint never added, a node never cordoned
 or deleted after the pods come. So every bound pod still satisfies, at the end, what it satisfied when it was
 bound, and a pod that fits a node at the end fitted it since the last edit: the scheduler owes it a binding
-(each edit is an event its queue must act on). Every value is drawn from short lists, which Hypothesis shrinks
-towards their first entry: the smallest node, the smallest pod, no labels, no taints, no edit.
+(each edit is an event its queue must act on). Spread adds its own rule: no pod of a spreading app is deleted
+and no domain is added (no node added under a spread by host, no zone label under a spread by zone), so the
+end state stands for every bind time (see the oracle's ``uncounted``). Every value is drawn from short lists,
+which Hypothesis shrinks towards their first entry: the smallest node, the smallest pod, no labels, no taints,
+no edit, no spread.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from schedgate.errors import SchedgateError
 
 GPU = "nvidia.com/gpu"
 ZONE, NET, APP = "fuzz.schedgate.io/zone", "fuzz.schedgate.io/net", "fuzz.schedgate.io/app"
+HOSTNAME = "kubernetes.io/hostname"
 APPS = ("", "a", "b")  # a pod's app label, and the app its required anti-affinity keeps off its node ("": none)
 PORTS = (0, 0, 0, 8080, 8081)  # a pod's host port (0: none); two pods with one on a node conflict
 # (key, value) pairs a node may have and a pod may require
@@ -33,9 +38,13 @@ TAINTS = ({"key": "fuzz.schedgate.io/dedicated", "value": "gpu", "effect": "NoSc
 NODE_CPU, NODE_MEMORY, NODE_PODS, NODE_GPUS = ("2", "1", "4"), ("4Gi", "2Gi", "8Gi"), (110, 2), (0, 1, 2, 4)
 POD_CPU, POD_MEMORY, POD_GPUS = ("500m", "100m", "1", "2", "3"), ("512Mi", "128Mi", "1Gi", "3Gi"), (0, 1, 2)
 EDITS = ("", "", "label", "untaint", "addNode", "deletePod")  # after a pod ("": none): each can only make room
+# How the pods of an app spread (whenUnsatisfiable: DoNotSchedule): not at all, or (topology key, maxSkew). Node
+# affinity is ignored in the count (nodeAffinityPolicy: Ignore), so that pods of one app requiring other labels
+# count the same domains.
+SPREADS = (None, None, (HOSTNAME, 1), (ZONE, 1), (HOSTNAME, 2))
 # What --without can leave out, for a scheduler that does not claim it (a black box that has no pod affinity):
 # each is then drawn as its first entry (none) and never varies.
-FEATURES = ("anti-affinity", "host-ports", "restarts", "edits")
+FEATURES = ("anti-affinity", "host-ports", "restarts", "edits", "spread")
 LIMITS = {"examples": (1, 10_000), "max_nodes": (1, 8), "max_pods": (1, 30), "budget": (1, 86_400)}
 
 
@@ -86,10 +95,20 @@ def _pod(without: frozenset[str]) -> st.SearchStrategy[dict[str, Any]]:
     })
 
 
-def examples(bounds: Bounds) -> st.SearchStrategy[tuple[list[dict[str, Any]], list[dict[str, Any]]]]:
-    """(nodes, pods) as drawn: what :func:`scenario_doc` turns into a file."""
+Spreads = dict[str, Any]  # app -> (topology key, maxSkew) or None
+
+
+def _spreads(without: frozenset[str]) -> st.SearchStrategy[Spreads]:
+    if "spread" in without:
+        return st.just({})
+    return st.fixed_dictionaries({app: st.sampled_from(SPREADS) for app in APPS if app})
+
+
+def examples(bounds: Bounds) -> st.SearchStrategy[tuple[list[dict[str, Any]], list[dict[str, Any]], Spreads]]:
+    """(nodes, pods, spreads) as drawn: what :func:`scenario_doc` turns into a file."""
     return st.tuples(st.lists(_node(), min_size=1, max_size=bounds.max_nodes),
-                     st.lists(_pod(bounds.without), min_size=1, max_size=bounds.max_pods))
+                     st.lists(_pod(bounds.without), min_size=1, max_size=bounds.max_pods),
+                     _spreads(bounds.without))
 
 
 def node_entry(i: int, n: dict[str, Any]) -> dict[str, Any]:
@@ -106,7 +125,7 @@ def node_entry(i: int, n: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def pod_step(i: int, p: dict[str, Any], profile: str) -> dict[str, Any]:
+def pod_step(i: int, p: dict[str, Any], profile: str, spreads: Spreads | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"name": f"pod-{i}", "scheduler": profile, "cpu": p["cpu"], "memory": p["memory"]}
     if p["gpus"]:
         out["gpus"] = p["gpus"]
@@ -120,6 +139,10 @@ def pod_step(i: int, p: dict[str, Any], profile: str) -> dict[str, Any]:
     if p.get("avoid"):  # no two pods of that app on one node, this one included
         spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": {"matchLabels": {APP: p["avoid"]}}, "topologyKey": "kubernetes.io/hostname"}]}}
+    if p.get("app") and (spread := (spreads or {}).get(p["app"])):
+        spec["topologySpreadConstraints"] = [{
+            "maxSkew": spread[1], "topologyKey": spread[0], "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {APP: p["app"]}}, "nodeAffinityPolicy": "Ignore"}]
     if p.get("port"):
         spec["containers"] = [{"name": "main", "ports": [
             {"containerPort": p["port"], "hostPort": p["port"], "protocol": "TCP"}]}]
@@ -141,8 +164,13 @@ class _World:
     """The nodes as the edits so far left them, for drawing the next edit so that it only makes room."""
 
     nodes: list[dict[str, Any]]  # node entries: name, labels, taints
+    spreads: Spreads = field(default_factory=dict)
     pods: int = 0  # pods made so far (pod-0 ..)
     deleted: set[str] = field(default_factory=set)
+    spreading: set[str] = field(default_factory=set)  # pods of an app that spreads: never deleted
+
+    def spread_by(self, key: str) -> bool:
+        return any(s and s[0] == key for s in self.spreads.values())
 
     def edit(self, p: dict[str, Any]) -> dict[str, Any] | None:
         """The step of ``p``'s ``then``, or ``None`` where it has nothing to act on (a label every node has ...)."""
@@ -151,34 +179,38 @@ class _World:
         if kind == "label" and node is not None:
             key, value = p["label"]
             labels = node.setdefault("labels", {})
-            if key in labels:  # never a changed value: a pod bound by the old one would stop matching
+            # never a changed value (a pod bound by the old one would stop matching); never a zone where an app
+            # spreads by zone (a domain more)
+            if key in labels or self.spread_by(key):
                 return None
             labels[key] = value
             return {"label": {"nodes": node["name"], "key": key, "value": value}}
         if kind == "untaint" and node is not None and node.get("taints"):
             taint = node["taints"].pop(0)
             return {"untaint": {"nodes": node["name"], "key": taint["key"]}}
-        if kind == "addNode" and node is not None:
+        if kind == "addNode" and node is not None and not self.spread_by(HOSTNAME):  # a host: a domain more
             added = {**copy.deepcopy(node), "name": f"node-{len(self.nodes)}"}
             self.nodes.append(added)
             return {"addNodes": {"nodes": [{k: v for k, v in copy.deepcopy(added).items() if v}]}}
-        earlier = [f"pod-{i}" for i in range(self.pods - 1) if f"pod-{i}" not in self.deleted]
+        earlier = [f"pod-{i}" for i in range(self.pods - 1) if f"pod-{i}" not in self.deleted | self.spreading]
         if kind == "deletePod" and earlier:
             self.deleted.add(gone := earlier[at % len(earlier)])
             return {"deletePods": {"pods": gone}}
         return None
 
 
-def scenario_doc(name: str, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], profile: str,
-                 scheduler: str, description: str, timeout: int = 30) -> dict[str, Any]:
+def scenario_doc(name: str, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], spreads: Spreads,
+                 profile: str, scheduler: str, description: str, timeout: int = 30) -> dict[str, Any]:
     """A scenario file's document: the cluster inline, one createPods step a pod (and its edit), then the
     invariants within ``timeout`` seconds."""
     entries = [node_entry(i, n) for i, n in enumerate(nodes)]
-    world = _World(copy.deepcopy(entries))
+    world = _World(copy.deepcopy(entries), spreads)
     steps: list[dict[str, Any]] = []
     for i, p in enumerate(pods):
-        steps += _around(pod_step(i, p, profile), p, profile)
+        steps += _around(pod_step(i, p, profile, spreads), p, profile)
         world.pods += 1
+        if p.get("app") and spreads.get(p["app"]):
+            world.spreading.add(f"pod-{i}")
         here = [f"pod-{j}" for j in range(i + 1) if f"pod-{j}" not in world.deleted]
         if (edit := world.edit(p)) is not None:  # after every verdict so far: each refusal one the edit may undo
             steps += [{"wait": {"pods": here, "until": "decided"}}, edit]

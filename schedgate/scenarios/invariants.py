@@ -8,11 +8,15 @@ nodes (but schedgate's sync node) and every pod on them go to ``schedgate-oracle
 from k8s.io/component-helpers of the pinned version (go/cmd/schedgate-oracle): no node holds more than its
 allocatable of a resource, pods included; every bound pod matches its node's labels (nodeSelector, required
 node affinity) and tolerates its NoSchedule and NoExecute taints and the unschedulable mark; no two bound pods
-share a topology domain that a required pod anti-affinity term of either forbids. With
+share a topology domain that a required pod anti-affinity term of either forbids, or hold one host port; upstream's
+own PodTopologySpread filter passes every bound pod's hard spread constraints where it is, the other pods where
+they are (judged only where every pod a constraint counts carries it: then the end state stands for each bind
+time, provided no counted pod was deleted and no domain added after the pods came; a pod not judged is named). With
 ``noMissedFit``, it then waits, under the same deadline, until no pod left Unschedulable fits a node in the
 oracle's eyes: sound when nothing was tightened after the pods came (a label only added, a taint only removed,
 nodes only added, pods only deleted), as in a generated
-scenario. The checks the oracle ran are printed as a figure; a constraint outside them is not judged.
+scenario. The checks the oracle ran, and those it left out for a pod (with why), are printed as a figure; a
+constraint outside them is not judged.
 """
 
 from __future__ import annotations
@@ -64,8 +68,9 @@ def judge(nodes: list[dict[str, Any]], pods: list[dict[str, Any]]) -> dict[str, 
 class Invariants(DeclaredOutcome):
     """Every pod of the test bound or Unschedulable by the deadline (one still waiting, or still marked with a
     SchedulerError, which the scheduler retries, fails there); then, judged by upstream's helpers, no node over
-    its allocatable, no bound pod on a node its nodeSelector, required node affinity or taints exclude, and no
-    two pods in one domain that a required pod anti-affinity term keeps apart."""
+    its allocatable, no bound pod on a node its nodeSelector, required node affinity or taints exclude, no
+    two pods in one domain that a required pod anti-affinity term keeps apart or on one node with one host port,
+    and no bound pod where upstream's PodTopologySpread filter refuses its hard spread."""
 
     no_missed_fit: bool = arg("noMissedFit", "also wait, within the deadline, until no pod left Unschedulable fits "
                                              "a node: one that fits is owed a binding (sound when nothing was "
@@ -104,7 +109,8 @@ class Invariants(DeclaredOutcome):
             if not settled():
                 return False
             verdict = self.judged(r, core)
-            checks[:] = verdict.get("checks") or []
+            checks[:] = [*(verdict.get("checks") or []),
+                         *(s.replace(mine, "") for s in verdict.get("skipped") or [])]
             broken = [f"{v['rule']}: " + (f"pod {pod(v['pod'])} on {v['node']}" if v.get("pod")
                                           else f"node {v['node']}") + f": {v['detail'].replace(mine, '')}"
                       for v in verdict.get("violations") or []]
@@ -120,7 +126,7 @@ class Invariants(DeclaredOutcome):
         except PollTimeout:
             raise AssertionError("invariants broken:\n  " + "\n  ".join(missed)) from None
         finally:
-            r.figure(f"step {index}: invariants checked", ", ".join(checks))
+            r.figure(f"step {index}: invariants checked", "; ".join(checks))
 
     @staticmethod
     def judged(r: Run, core: k8s.CoreV1Api) -> dict[str, Any]:

@@ -11,8 +11,11 @@
 // not tolerate, the unschedulable mark included; two pods in one topology
 // domain that a required pod anti-affinity term of either keeps apart; two pods
 // on one node asking for the same host port, by k8s.io/kube-scheduler's
-// HostPortInfo), and for each pod bound to no node, the nodes it would fit now
-// by the same checks.
+// HostPortInfo; a pod whose hard topology spread constraint upstream's
+// PodTopologySpread filter refuses where it is, the other pods where they
+// are), and for each pod bound to no node, the nodes it would fit now by the
+// same checks. A check it cannot make for a pod is listed in "skipped", with
+// why.
 package main
 
 import (
@@ -33,7 +36,7 @@ import (
 )
 
 // Checks names what this oracle evaluates; a constraint outside them is not judged.
-var Checks = []string{"resources", "nodeAffinity", "taints", "podAntiAffinity", "hostPorts"}
+var Checks = []string{"resources", "nodeAffinity", "taints", "podAntiAffinity", "hostPorts", "topologySpread"}
 
 type input struct {
 	Nodes []v1.Node `json:"nodes"`
@@ -52,6 +55,8 @@ type output struct {
 	Checks     []string            `json:"checks"`
 	Violations []Violation         `json:"violations"`
 	Fits       map[string][]string `json:"fits"`
+	// Skipped names each check left out for a pod, and why: never a pass.
+	Skipped []string `json:"skipped"`
 }
 
 func main() {
@@ -78,7 +83,7 @@ func running(p *v1.Pod) bool {
 }
 
 func judge(in input) (output, error) {
-	out := output{Checks: Checks, Violations: []Violation{}, Fits: map[string][]string{}}
+	out := output{Checks: Checks, Violations: []Violation{}, Fits: map[string][]string{}, Skipped: []string{}}
 	nodes := map[string]*v1.Node{}
 	for i := range in.Nodes {
 		nodes[in.Nodes[i].Name] = &in.Nodes[i]
@@ -116,6 +121,34 @@ func judge(in input) (output, error) {
 		names = append(names, name)
 	}
 	sort.Strings(names)
+	nodeList := make([]*v1.Node, 0, len(names))
+	for _, name := range names {
+		nodeList = append(nodeList, nodes[name])
+	}
+	for _, p := range bound {
+		if len(hardSpread(p)) == 0 {
+			continue
+		}
+		if why := uncounted(p, bound); why != "" {
+			out.Skipped = append(out.Skipped, fmt.Sprintf("topologySpread: pod %s: not judged: %s", key(p), why))
+			continue
+		}
+		others := make([]*v1.Pod, 0, len(bound))
+		for _, q := range bound {
+			if q != p {
+				others = append(others, q)
+			}
+		}
+		verdicts, err := spreadFilter(p, nodeList, others)
+		if err != nil {
+			return out, err
+		}
+		if reason := verdicts[p.Spec.NodeName]; reason != "" {
+			out.Violations = append(out.Violations, Violation{Rule: "topologySpread", Pod: key(p), Node: p.Spec.NodeName,
+				Detail: fmt.Sprintf("upstream's filter, the other pods where they are: %s (%s)", reason,
+					spreadCounts(p, nodeList, bound))})
+		}
+	}
 	for _, name := range names {
 		for _, r := range over(used[name], nodes[name].Status.Allocatable) {
 			out.Violations = append(out.Violations, Violation{Rule: "resources", Node: name, Detail: r})
@@ -127,9 +160,16 @@ func judge(in input) (output, error) {
 			continue
 		}
 		fits := []string{}
+		spread := map[string]string{}
+		if len(hardSpread(p)) > 0 {
+			var err error
+			if spread, err = spreadFilter(p, nodeList, bound); err != nil {
+				return out, err
+			}
+		}
 		for _, name := range names {
 			n := nodes[name]
-			if len(placement(p, n)) > 0 || len(conflicts(ports[name], p)) > 0 {
+			if len(placement(p, n)) > 0 || len(conflicts(ports[name], p)) > 0 || spread[name] != "" {
 				continue
 			}
 			kept := false

@@ -13,7 +13,7 @@ import yaml
 from hypothesis import HealthCheck, given, seed, settings
 
 from schedgate.errors import SchedgateError
-from schedgate.fuzz.generate import Bounds, examples, scenario_doc, size
+from schedgate.fuzz.generate import APP, HOSTNAME, Bounds, examples, scenario_doc, size
 from schedgate.scenarios.invariants import Invariants, _settled
 from schedgate.scenarios.load import load_scenario
 
@@ -24,8 +24,8 @@ CONFIG = str(ROOT / "clusters/profiles/gpu-packing-scheduler.yaml")
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(examples(Bounds(max_nodes=4, max_pods=8)))
 def test_every_drawn_example_is_a_file_the_loader_accepts(tmp_path, drawn):
-    nodes, pods = drawn
-    doc = scenario_doc("fuzz-t", nodes, pods, "gpu-packing-scheduler", CONFIG, "drawn")
+    nodes, pods, spreads = drawn
+    doc = scenario_doc("fuzz-t", nodes, pods, spreads, "gpu-packing-scheduler", CONFIG, "drawn")
     path = tmp_path / "x.scenario.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     scenario = load_scenario(path)
@@ -65,8 +65,39 @@ def test_every_edit_only_makes_room(drawn):
             assert kind in ("stopScheduler", "startScheduler", "expect", "wait"), kind
 
 
+@settings(max_examples=80, deadline=None)
+@given(examples(Bounds(max_nodes=4, max_pods=8)))
+def test_a_spreading_apps_pods_all_carry_its_constraint_and_no_edit_moves_its_domains(drawn):
+    """What judging spread at the end rests on (the oracle's ``uncounted``): every pod of an app that spreads
+    carries the same constraint; none of them is deleted; no node is added under a spread by host and no zone
+    label under a spread by zone."""
+    doc = scenario_doc("fuzz-t", *drawn, "gpu-packing-scheduler", CONFIG, "drawn")
+    constraints: dict[str, list[object]] = {}
+    spreading: set[str] = set()
+    keys = set()
+    for step in doc["steps"]:
+        (kind, body), = step.items()
+        if kind == "createPods" and (spread := body.get("pod", {}).get("spec", {}).get("topologySpreadConstraints")):
+            app = body["labels"][APP]
+            constraints.setdefault(app, []).append(spread)
+            spreading.add(body["name"])
+            keys.add(spread[0]["topologyKey"])
+        elif kind == "createPods" and body.get("labels", {}).get(APP) in constraints:
+            raise AssertionError(f"{body['name']} is of a spreading app but carries no constraint")
+        elif kind == "deletePods":
+            assert body["pods"] not in spreading
+        elif kind == "addNodes":
+            assert HOSTNAME not in keys
+        elif kind == "label":
+            assert body["key"] not in keys
+    for app, seen in constraints.items():
+        assert all(c == seen[0] for c in seen), app
+        assert seen[0][0]["labelSelector"] == {"matchLabels": {APP: app}}
+
+
 @settings(max_examples=30, deadline=None)
-@given(examples(Bounds(max_nodes=4, max_pods=8, without=frozenset({"anti-affinity", "host-ports", "edits"}))))
+@given(examples(Bounds(max_nodes=4, max_pods=8, without=frozenset({"anti-affinity", "host-ports", "edits",
+                                                                   "spread"}))))
 def test_what_is_left_out_is_never_drawn(drawn):
     doc = scenario_doc("fuzz-t", *drawn, "pool-scheduler", CONFIG, "drawn")
     kinds = {next(iter(step)) for step in doc["steps"]}
@@ -99,7 +130,7 @@ def test_a_bound_out_of_range_names_its_option(field, value):
 
 def test_the_smallest_failure_is_the_one_with_fewer_steps_and_nodes():
     one = scenario_doc("a", [{"cpu": "1", "memory": "2Gi", "pods": 110, "gpus": 0, "labels": [], "taints": [],
-                              "unschedulable": False}], [], "p", CONFIG, "")
+                              "unschedulable": False}], [], {}, "p", CONFIG, "")
     two = dict(one, cluster=dict(one["cluster"], nodes=one["cluster"]["nodes"] * 2))
     assert size(one) < size(two)
 
@@ -118,7 +149,7 @@ def test_a_pod_is_settled_bound_or_refused_and_a_scheduler_error_is_told_apart(p
 
 def test_a_bad_invariants_field_is_one_line(tmp_path):
     path = tmp_path / "x.scenario.yaml"
-    doc = scenario_doc("fuzz-t", [], [], "gpu-packing-scheduler", CONFIG, "")
+    doc = scenario_doc("fuzz-t", [], [], {}, "gpu-packing-scheduler", CONFIG, "")
     doc["cluster"]["nodes"] = [{"name": "node-0", "capacity": {"cpu": "1", "memory": "1Gi", "pods": 110}}]
     doc["steps"] = [{"expect": {"invariants": {"noMissedFit": "yes"}}}]
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
@@ -129,8 +160,8 @@ def test_a_bad_invariants_field_is_one_line(tmp_path):
 @pytest.mark.parametrize("args,said", [
     (["--max-nodes", "0"], "--max-nodes: must be 1..8, got 0"),
     (["--seed", "-1"], "--seed: must be 0 or more, got -1"),
-    (["--without", "host-ports,spread"], "--without: 'spread' is not a feature to leave out (one of anti-affinity, "
-                                         "host-ports, restarts, edits)"),
+    (["--without", "host-ports,gangs"], "--without: 'gangs' is not a feature to leave out (one of anti-affinity, "
+                                        "host-ports, restarts, edits, spread)"),
     (["--profile", "nope"], "--profile 'nope': not a profile of"),
     (["--scheduler-config", "/nonexistent.yaml"], "/nonexistent.yaml"),
 ])

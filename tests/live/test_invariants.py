@@ -1,0 +1,65 @@
+"""The outcome invariants on the session cluster: a hard spread the oracle cannot judge from the end state
+is named in the step's figure, never passed in silence."""
+
+from __future__ import annotations
+
+from support import ROOT, load_text
+
+from schedgate.scenarios.run import Run
+from schedgate.spec.schedconfig import SchedulerConfig
+from schedgate.workloads.gpu import PACKING
+
+
+class Figures:
+    def __init__(self) -> None:
+        self.seen: dict[str, str] = {}
+
+    def figure(self, name: str, value: object, unit: str = "") -> None:
+        self.seen[name] = str(value)
+
+
+def no_roles(name: str) -> SchedulerConfig:
+    raise AssertionError(f"the scenario names no role ({name})")
+
+
+def spread(name: str) -> str:
+    return f"""
+  - createPods:
+      name: {name}
+      scheduler: {PACKING}
+      cpu: 100m
+      labels: {{app: web}}
+      pod: {{spec: {{topologySpreadConstraints: [{{maxSkew: 1, topologyKey: kubernetes.io/hostname,
+            whenUnsatisfiable: DoNotSchedule, labelSelector: {{matchLabels: {{app: web}}}}}}]}}}}"""
+
+
+def checked(cluster, ns, tmp_path, steps: str) -> str:
+    scenario = load_text(tmp_path, f"""
+apiVersion: schedgate.io/v1alpha1
+kind: Scenario
+name: invariants-spread
+cluster: {ROOT}/clusters/inference.yaml
+steps:{steps}
+  - expect: {{invariants: {{}}, timeout: 30}}
+""")
+    figures = Figures()
+    run = Run(scenario=scenario, cluster=cluster, ns=ns, start_scheduler=cluster.start_scheduler,
+              role_config=no_roles, report=figures)  # type: ignore[arg-type]
+    try:
+        run.run()
+    finally:
+        run.close()
+    (said,) = [v for k, v in figures.seen.items() if k.endswith("invariants checked")]
+    return said
+
+
+def test_a_spread_counting_a_pod_placed_under_other_rules_is_named_as_not_judged(cluster, ns, tmp_path):
+    said = checked(cluster, ns, tmp_path, f"""
+  - createPods: {{name: plain, scheduler: {PACKING}, cpu: 100m, labels: {{app: web}}}}{spread("spread")}""")
+    assert "topologySpread; topologySpread: pod spread: not judged: pod plain, which its constraint on " \
+           "kubernetes.io/hostname counts, does not carry it" in said, said
+
+
+def test_pods_that_all_carry_one_spread_are_judged(cluster, ns, tmp_path):
+    said = checked(cluster, ns, tmp_path, spread("web-0") + spread("web-1"))
+    assert said.endswith("topologySpread") and "not judged" not in said, said
