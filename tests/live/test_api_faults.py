@@ -6,10 +6,11 @@ from __future__ import annotations
 import yaml
 from support import ROOT, load_text
 
-from schedgate import make_pod, scheduled_on, wait_for
+from schedgate import scheduled_on, wait_for
+from schedgate.objects.builders import HIGH_SPEED_NET
 from schedgate.scenarios.run import Run
 from schedgate.spec.schedconfig import SchedulerConfig
-from schedgate.workloads.gpu import PACKING
+from schedgate.workloads.gpu import PACKING, gpu_pod
 
 
 def server(kubeconfig: str) -> str:
@@ -29,7 +30,7 @@ name: api-faults
 cluster: {ROOT}/clusters/inference.yaml
 steps:
   - apiFaults: {{profile: {PACKING}, stall: true}}
-  - createPods: {{name: held, scheduler: {PACKING}, gpus: 1}}
+  - createPods: {{name: held, scheduler: {PACKING}, gpus: 1, requireLabels: {{{HIGH_SPEED_NET}: "true"}}}}
   - apiFaults: {{profile: {PACKING}, delayAnswers: 0.05, delayRequests: 0.05}}
   - expect: {{pods: held, scheduledOn: gpu-net}}
 """)
@@ -47,5 +48,5 @@ steps:
         run.close()
     assert server(sched.kubeconfig.read_text()) == direct and sched.alive()
     assert cluster.scheduler(PACKING) is sched
-    after = make_pod("after").gpus(1).scheduler(PACKING).create(ns)
+    after = gpu_pod("after").create(ns)
     wait_for(after, scheduled_on(net, never=elsewhere))
