@@ -1,9 +1,10 @@
 """Generated scenarios: Hypothesis strategies whose examples are scenario documents in the file language.
 
-An example is a small cluster (``nodes`` with capacities, labels, taints, GPUs, cordoned or not), how each app
-spreads (a hard topology spread constraint by host or zone that all its pods carry, or none), then pods
-made one step at a time (requests, GPUs, required labels, tolerations, an app label, a required anti-affinity
-to an app, a host port; some while the scheduler is stopped, which then starts again), some followed by an
+An example is a small cluster (``nodes`` with capacities, labels, taints, GPUs, cordoned or not; in a quarter
+of the examples, DRA devices), how each app spreads (a hard topology spread constraint by host or zone that all
+its pods carry, or none), then pods made one step at a time (requests, GPUs, required labels, tolerations, an
+app label, a required anti-affinity to an app, a host port, devices by a claim of its own where the example
+has them; some while the scheduler is stopped, which then starts again), some followed by an
 edit that can only make room (a label a node did not have, a taint taken off, a copy of a node added, an
 earlier pod deleted), then the outcome ``invariants`` with ``noMissedFit``.
 Nothing is ever tightened: a label is never changed or removed, a taint never added, a node never cordoned
@@ -37,6 +38,10 @@ TAINTS = ({"key": "fuzz.schedgate.io/dedicated", "value": "gpu", "effect": "NoSc
           {"key": "fuzz.schedgate.io/maintenance", "effect": "NoExecute"})
 NODE_CPU, NODE_MEMORY, NODE_PODS, NODE_GPUS = ("2", "1", "4"), ("4Gi", "2Gi", "8Gi"), (110, 2), (0, 1, 2, 4)
 POD_CPU, POD_MEMORY, POD_GPUS = ("500m", "100m", "1", "2", "3"), ("512Mi", "128Mi", "1Gi", "3Gi"), (0, 1, 2)
+# DRA devices of schedgate's GPU driver (its shipped DeviceClass), a node's and a pod's claim's, in an example
+# that has them
+DRIVER, DEVICE_CLASS = "gpu.schedgate.io", "clusters/deviceclasses/gpu.schedgate.io.yaml"
+NODE_DEVICES, POD_DEVICES = (0, 1, 2), (0, 1, 1, 2)
 EDITS = ("", "", "label", "untaint", "addNode", "deletePod")  # after a pod ("": none): each can only make room
 # How the pods of an app spread (whenUnsatisfiable: DoNotSchedule): not at all, or (topology key, maxSkew). Node
 # affinity is ignored in the count (nodeAffinityPolicy: Ignore), so that pods of one app requiring other labels
@@ -44,7 +49,7 @@ EDITS = ("", "", "label", "untaint", "addNode", "deletePod")  # after a pod ("":
 SPREADS = (None, None, (HOSTNAME, 1), (ZONE, 1), (HOSTNAME, 2))
 # What --without can leave out, for a scheduler that does not claim it (a black box that has no pod affinity):
 # each is then drawn as its first entry (none) and never varies.
-FEATURES = ("anti-affinity", "host-ports", "restarts", "edits", "spread")
+FEATURES = ("anti-affinity", "host-ports", "restarts", "edits", "spread", "devices")
 LIMITS = {"examples": (1, 10_000), "max_nodes": (1, 8), "max_pods": (1, 30), "budget": (1, 86_400)}
 
 
@@ -74,7 +79,7 @@ def _node() -> st.SearchStrategy[dict[str, Any]]:
         "pods": st.sampled_from(NODE_PODS), "gpus": st.sampled_from(NODE_GPUS),
         "labels": st.lists(st.sampled_from(LABELS), unique_by=lambda kv: kv[0], max_size=2),
         "taints": st.lists(st.sampled_from(TAINTS), unique_by=lambda t: t["key"], max_size=2),
-        "unschedulable": st.booleans(),
+        "unschedulable": st.booleans(), "devices": st.sampled_from(NODE_DEVICES),
     })
 
 
@@ -89,29 +94,33 @@ def _pod(without: frozenset[str]) -> st.SearchStrategy[dict[str, Any]]:
         # made while its scheduler is stopped, which then starts again
         "restart": unless("restarts", st.sampled_from((False, False, False, True)), False),
         "app": st.sampled_from(APPS), "avoid": unless("anti-affinity", st.sampled_from(APPS), ""),
-        "port": unless("host-ports", st.sampled_from(PORTS), 0),
+        "port": unless("host-ports", st.sampled_from(PORTS), 0), "devices": st.sampled_from(POD_DEVICES),
         # then an edit: its kind, which node or earlier pod (modulo how many there are), which label
         "then": unless("edits", st.sampled_from(EDITS), ""), "at": st.integers(0, 7), "label": st.sampled_from(LABELS),
     })
 
 
-Spreads = dict[str, Any]  # app -> (topology key, maxSkew) or None
+Shared = dict[str, Any]  # spread: app -> (topology key, maxSkew) or None; devices: whether DRA devices are drawn
 
 
-def _spreads(without: frozenset[str]) -> st.SearchStrategy[Spreads]:
-    if "spread" in without:
-        return st.just({})
-    return st.fixed_dictionaries({app: st.sampled_from(SPREADS) for app in APPS if app})
+def _shared(without: frozenset[str]) -> st.SearchStrategy[Shared]:
+    """What holds for a whole example: how each app spreads, and whether its nodes and pods have DRA devices
+    (a quarter of the examples: a cluster with devices makes every cache barrier bind its probes, and DRA's
+    allocator is slower)."""
+    spread = st.just({}) if "spread" in without else st.fixed_dictionaries(
+        {app: st.sampled_from(SPREADS) for app in APPS if app})
+    devices = st.just(False) if "devices" in without else st.sampled_from((False, False, False, True))
+    return st.fixed_dictionaries({"spread": spread, "devices": devices})
 
 
-def examples(bounds: Bounds) -> st.SearchStrategy[tuple[list[dict[str, Any]], list[dict[str, Any]], Spreads]]:
-    """(nodes, pods, spreads) as drawn: what :func:`scenario_doc` turns into a file."""
+def examples(bounds: Bounds) -> st.SearchStrategy[tuple[list[dict[str, Any]], list[dict[str, Any]], Shared]]:
+    """(nodes, pods, shared) as drawn: what :func:`scenario_doc` turns into a file."""
     return st.tuples(st.lists(_node(), min_size=1, max_size=bounds.max_nodes),
                      st.lists(_pod(bounds.without), min_size=1, max_size=bounds.max_pods),
-                     _spreads(bounds.without))
+                     _shared(bounds.without))
 
 
-def node_entry(i: int, n: dict[str, Any]) -> dict[str, Any]:
+def node_entry(i: int, n: dict[str, Any], devices: bool = False) -> dict[str, Any]:
     capacity: dict[str, Any] = {"cpu": n["cpu"], "memory": n["memory"], "pods": n["pods"]}
     if n["gpus"]:
         capacity[GPU] = n["gpus"]
@@ -122,13 +131,17 @@ def node_entry(i: int, n: dict[str, Any]) -> dict[str, Any]:
         out["taints"] = [dict(t) for t in n["taints"]]
     if n["unschedulable"]:
         out["unschedulable"] = True
+    if devices and n.get("devices"):
+        out["devices"] = [{"driver": DRIVER, "count": n["devices"], "name": "gpu"}]
     return out
 
 
-def pod_step(i: int, p: dict[str, Any], profile: str, spreads: Spreads | None = None) -> dict[str, Any]:
+def pod_step(i: int, p: dict[str, Any], profile: str, shared: Shared | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"name": f"pod-{i}", "scheduler": profile, "cpu": p["cpu"], "memory": p["memory"]}
     if p["gpus"]:
         out["gpus"] = p["gpus"]
+    if (shared or {}).get("devices") and p.get("devices"):
+        out["devices"] = {"class": DRIVER, "count": p["devices"]}
     if p["require"]:
         out["requireLabels"] = dict(p["require"])
     if p["tolerate"]:
@@ -139,7 +152,7 @@ def pod_step(i: int, p: dict[str, Any], profile: str, spreads: Spreads | None = 
     if p.get("avoid"):  # no two pods of that app on one node, this one included
         spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": {"matchLabels": {APP: p["avoid"]}}, "topologyKey": "kubernetes.io/hostname"}]}}
-    if p.get("app") and (spread := (spreads or {}).get(p["app"])):
+    if p.get("app") and (spread := (shared or {}).get("spread", {}).get(p["app"])):
         spec["topologySpreadConstraints"] = [{
             "maxSkew": spread[1], "topologyKey": spread[0], "whenUnsatisfiable": "DoNotSchedule",
             "labelSelector": {"matchLabels": {APP: p["app"]}}, "nodeAffinityPolicy": "Ignore"}]
@@ -164,7 +177,7 @@ class _World:
     """The nodes as the edits so far left them, for drawing the next edit so that it only makes room."""
 
     nodes: list[dict[str, Any]]  # node entries: name, labels, taints
-    spreads: Spreads = field(default_factory=dict)
+    spreads: dict[str, Any] = field(default_factory=dict)  # Shared's spread
     pods: int = 0  # pods made so far (pod-0 ..)
     deleted: set[str] = field(default_factory=set)
     spreading: set[str] = field(default_factory=set)  # pods of an app that spreads: never deleted
@@ -199,25 +212,28 @@ class _World:
         return None
 
 
-def scenario_doc(name: str, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], spreads: Spreads,
+def scenario_doc(name: str, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], shared: Shared,
                  profile: str, scheduler: str, description: str, timeout: int = 30) -> dict[str, Any]:
     """A scenario file's document: the cluster inline, one createPods step a pod (and its edit), then the
     invariants within ``timeout`` seconds."""
-    entries = [node_entry(i, n) for i, n in enumerate(nodes)]
+    entries = [node_entry(i, n, shared.get("devices", False)) for i, n in enumerate(nodes)]
+    spreads = shared.get("spread") or {}
     world = _World(copy.deepcopy(entries), spreads)
     steps: list[dict[str, Any]] = []
     for i, p in enumerate(pods):
-        steps += _around(pod_step(i, p, profile, spreads), p, profile)
+        steps += _around(pod_step(i, p, profile, shared), p, profile)
         world.pods += 1
         if p.get("app") and spreads.get(p["app"]):
             world.spreading.add(f"pod-{i}")
         here = [f"pod-{j}" for j in range(i + 1) if f"pod-{j}" not in world.deleted]
         if (edit := world.edit(p)) is not None:  # after every verdict so far: each refusal one the edit may undo
             steps += [{"wait": {"pods": here, "until": "decided"}}, edit]
+    cluster: dict[str, Any] = {"apiVersion": "schedgate.io/v1alpha1", "kind": "Cluster", "name": "fuzz"}
+    if shared.get("devices"):
+        cluster["deviceClasses"] = [DEVICE_CLASS]
     return {
         "apiVersion": "schedgate.io/v1alpha1", "kind": "Scenario", "name": name, "description": description,
-        "scheduler": scheduler,
-        "cluster": {"apiVersion": "schedgate.io/v1alpha1", "kind": "Cluster", "name": "fuzz", "nodes": entries},
+        "scheduler": scheduler, "cluster": {**cluster, "nodes": entries},
         "steps": [*steps, {"expect": {"invariants": {"noMissedFit": True}, "timeout": timeout}}],
     }
 

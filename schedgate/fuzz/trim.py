@@ -4,7 +4,8 @@ Hypothesis shrinks the drawn values, and an edit names its node or earlier pod b
 how many there are: taking a pod out of the drawing moves every later edit's target, so shrinking a failure
 that needs an edit rarely keeps it failing. Here the cuts are made on the document, where every name stays:
 a pod out (its step, a stop and start of its scheduler around it, its deletion, its name in the waits), an
-edit out (with the wait before it; a node's later edits with the node), a restart out. A cut is kept while the
+edit out (with the wait before it; a node's later edits with the node), a restart out, a node of the cluster
+out (with its edits). A cut is kept while the
 document still fails with the same rule (:func:`rule`).
 """
 
@@ -63,6 +64,17 @@ def without_step(doc: dict[str, Any], at: int) -> dict[str, Any]:
     return out
 
 
+def without_node(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    """The cluster's node ``name`` out, with every edit that names it (each with its wait)."""
+    out = copy.deepcopy(doc)
+    out["cluster"]["nodes"] = [n for n in out["cluster"]["nodes"] if n["name"] != name]
+    steps: list[dict[str, Any]] = out["steps"]
+    named = {i for i, s in enumerate(steps) if _kind(s) in ("label", "untaint") and s[_kind(s)]["nodes"] == name}
+    drop = named | {i - 1 for i in named if i and _kind(steps[i - 1]) == "wait"}
+    out["steps"] = [s for i, s in enumerate(steps) if i not in drop]
+    return out
+
+
 def cuts(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """Each smaller document one cut makes, the last steps' first (they depend on fewer others)."""
     steps = doc["steps"]
@@ -76,3 +88,6 @@ def cuts(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
             out = copy.deepcopy(doc)
             out["steps"] = [s for j, s in enumerate(steps) if j not in (i, i + 2)]
             yield out
+    nodes = doc["cluster"]["nodes"]
+    for node in reversed(nodes) if len(nodes) > 1 else ():  # a node an addNodes step copied stays: it is a step's
+        yield without_node(doc, node["name"])

@@ -11,10 +11,12 @@ node affinity) and tolerates its NoSchedule and NoExecute taints and the unsched
 share a topology domain that a required pod anti-affinity term of either forbids, or hold one host port; upstream's
 own PodTopologySpread filter passes every bound pod's hard spread constraints where it is, the other pods where
 they are (judged only where every pod a constraint counts carries it: then the end state stands for each bind
-time, provided no counted pod was deleted and no domain added after the pods came; a pod not judged is named). With
+time, provided no counted pod was deleted and no domain added after the pods came; a pod not judged is named);
+every claim of a bound pod is allocated, reserved for it and allocated for its node, from devices published
+there, and no device is allocated to two claims (unless its slice allows it). With
 ``noMissedFit``, it then waits, under the same deadline, until no pod left Unschedulable fits a node in the
-oracle's eyes: sound when nothing was tightened after the pods came (a label only added, a taint only removed,
-nodes only added, pods only deleted), as in a generated
+oracle's eyes (a pod with claims is not judged so, and is named): sound when nothing was tightened after the
+pods came (a label only added, a taint only removed, nodes only added, pods only deleted), as in a generated
 scenario. The checks the oracle ran, and those it left out for a pod (with why), are printed as a figure; a
 constraint outside them is not judged.
 """
@@ -24,6 +26,7 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,9 +56,12 @@ def _settled(pod: dict[str, Any]) -> str | None:
     return None
 
 
-def judge(nodes: list[dict[str, Any]], pods: list[dict[str, Any]]) -> dict[str, Any]:
-    """The oracle's verdict on these nodes and pods: ``checks``, ``violations``, ``fits`` (see its source)."""
-    done = subprocess.run([str(ensure_tool(ORACLE))], input=json.dumps({"nodes": nodes, "pods": pods}),
+def judge(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], claims: Sequence[dict[str, Any]] = (),
+          slices: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """The oracle's verdict on these nodes, pods, ResourceClaims and ResourceSlices: ``checks``, ``violations``,
+    ``fits``, ``skipped`` (see its source)."""
+    done = subprocess.run([str(ensure_tool(ORACLE))], input=json.dumps(
+        {"nodes": nodes, "pods": pods, "claims": list(claims), "slices": list(slices)}),
                           capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         raise AssertionError(f"{ORACLE} failed: {done.stderr.strip()[-500:]}")
@@ -135,5 +141,9 @@ class Invariants(DeclaredOutcome):
                  if n["metadata"]["name"] != r.cluster.sync_node]
         names = {n["metadata"]["name"] for n in nodes}
         everywhere = read_json(core.list_pod_for_all_namespaces).get("items") or []
+        res = k8s.ResourceV1Api(r.cluster.api)
+        claims = read_json(res.list_resource_claim_for_all_namespaces).get("items") or []
+        slices = [s for s in read_json(res.list_resource_slice).get("items") or []
+                  if (s.get("spec") or {}).get("nodeName") != r.cluster.sync_node]
         return judge(nodes, [p for p in everywhere if (p.get("spec") or {}).get("nodeName") in names
-                             or p["metadata"]["namespace"] == r.ns.name])
+                             or p["metadata"]["namespace"] == r.ns.name], claims, slices)

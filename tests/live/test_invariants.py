@@ -56,10 +56,10 @@ steps:{steps}
 def test_a_spread_counting_a_pod_placed_under_other_rules_is_named_as_not_judged(cluster, ns, tmp_path):
     said = checked(cluster, ns, tmp_path, f"""
   - createPods: {{name: plain, scheduler: {PACKING}, cpu: 100m, labels: {{app: web}}}}{spread("spread")}""")
-    assert "topologySpread; topologySpread: pod spread: not judged: pod plain, which its constraint on " \
-           "kubernetes.io/hostname counts, does not carry it" in said, said
+    assert said.endswith("; topologySpread: pod spread: not judged: pod plain, which its constraint on "
+                         "kubernetes.io/hostname counts, does not carry it"), said
 
 
 def test_pods_that_all_carry_one_spread_are_judged(cluster, ns, tmp_path):
     said = checked(cluster, ns, tmp_path, spread("web-0") + spread("web-1"))
-    assert said.endswith("topologySpread") and "not judged" not in said, said
+    assert "topologySpread" in said.split("; ") and "not judged" not in said, said

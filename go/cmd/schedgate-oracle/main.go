@@ -13,7 +13,9 @@
 // on one node asking for the same host port, by k8s.io/kube-scheduler's
 // HostPortInfo; a pod whose hard topology spread constraint upstream's
 // PodTopologySpread filter refuses where it is, the other pods where they
-// are), and for each pod bound to no node, the nodes it would fit now by the
+// are; a claim of a bound pod not allocated, not reserved for it or allocated
+// for another node, or a device allocated to two claims), and for each pod
+// bound to no node (but one with claims), the nodes it would fit now by the
 // same checks. A check it cannot make for a pod is listed in "skipped", with
 // why.
 package main
@@ -25,6 +27,7 @@ import (
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
+	resourceapi "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -36,11 +39,14 @@ import (
 )
 
 // Checks names what this oracle evaluates; a constraint outside them is not judged.
-var Checks = []string{"resources", "nodeAffinity", "taints", "podAntiAffinity", "hostPorts", "topologySpread"}
+var Checks = []string{"resources", "nodeAffinity", "taints", "podAntiAffinity", "hostPorts", "topologySpread",
+	"devices"}
 
 type input struct {
-	Nodes []v1.Node `json:"nodes"`
-	Pods  []v1.Pod  `json:"pods"`
+	Nodes  []v1.Node                   `json:"nodes"`
+	Pods   []v1.Pod                    `json:"pods"`
+	Claims []resourceapi.ResourceClaim `json:"claims"`
+	Slices []resourceapi.ResourceSlice `json:"slices"`
 }
 
 // Violation is one broken rule: the pod, the node it is bound to, and why.
@@ -154,9 +160,16 @@ func judge(in input) (output, error) {
 			out.Violations = append(out.Violations, Violation{Rule: "resources", Node: name, Detail: r})
 		}
 	}
+	judgeDevices(&out, nodes, bound, in.Claims, in.Slices)
 	for i := range in.Pods {
 		p := &in.Pods[i]
 		if p.Spec.NodeName != "" || !running(p) {
+			continue
+		}
+		if len(p.Spec.ResourceClaims) > 0 {
+			out.Fits[key(p)] = []string{}
+			out.Skipped = append(out.Skipped, fmt.Sprintf("devices: pod %s: not judged whether a node has the "+
+				"devices its claims ask for, so no missed fit is claimed", key(p)))
 			continue
 		}
 		fits := []string{}

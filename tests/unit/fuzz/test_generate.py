@@ -95,14 +95,31 @@ def test_a_spreading_apps_pods_all_carry_its_constraint_and_no_edit_moves_its_do
         assert seen[0][0]["labelSelector"] == {"matchLabels": {APP: app}}
 
 
+@settings(max_examples=60, deadline=None)
+@given(examples(Bounds(max_nodes=4, max_pods=8)))
+def test_devices_come_only_with_an_example_that_has_them_and_its_device_class(drawn):
+    doc = scenario_doc("fuzz-t", *drawn, "gpu-packing-scheduler", CONFIG, "drawn")
+    nodes = [n for n in doc["cluster"]["nodes"] if "devices" in n]
+    pods = [s["createPods"] for s in doc["steps"] if "devices" in s.get("createPods", {})]
+    if not drawn[2]["devices"]:
+        assert not nodes and not pods and "deviceClasses" not in doc["cluster"]
+        return
+    assert doc["cluster"]["deviceClasses"] == ["clusters/deviceclasses/gpu.schedgate.io.yaml"]
+    assert all(n["devices"] == [{"driver": "gpu.schedgate.io", "count": n["devices"][0]["count"], "name": "gpu"}]
+               and n["devices"][0]["count"] in (1, 2) for n in nodes)
+    assert all(p["devices"]["class"] == "gpu.schedgate.io" and p["devices"]["count"] in (1, 2) for p in pods)
+
+
 @settings(max_examples=30, deadline=None)
 @given(examples(Bounds(max_nodes=4, max_pods=8, without=frozenset({"anti-affinity", "host-ports", "edits",
-                                                                   "spread"}))))
+                                                                   "spread", "devices"}))))
 def test_what_is_left_out_is_never_drawn(drawn):
     doc = scenario_doc("fuzz-t", *drawn, "pool-scheduler", CONFIG, "drawn")
     kinds = {next(iter(step)) for step in doc["steps"]}
     assert kinds <= {"createPods", "stopScheduler", "startScheduler", "expect"}  # no edit, so no wait for one
     assert not any("pod" in step.get("createPods", {}) for step in doc["steps"])  # no affinity, no ports
+    assert not any("devices" in step.get("createPods", {}) for step in doc["steps"])
+    assert "deviceClasses" not in doc["cluster"] and not any("devices" in n for n in doc["cluster"]["nodes"])
 
 
 def test_the_same_seed_draws_the_same_examples():
@@ -161,7 +178,7 @@ def test_a_bad_invariants_field_is_one_line(tmp_path):
     (["--max-nodes", "0"], "--max-nodes: must be 1..8, got 0"),
     (["--seed", "-1"], "--seed: must be 0 or more, got -1"),
     (["--without", "host-ports,gangs"], "--without: 'gangs' is not a feature to leave out (one of anti-affinity, "
-                                        "host-ports, restarts, edits, spread)"),
+                                        "host-ports, restarts, edits, spread, devices)"),
     (["--profile", "nope"], "--profile 'nope': not a profile of"),
     (["--scheduler-config", "/nonexistent.yaml"], "/nonexistent.yaml"),
 ])

@@ -8,8 +8,8 @@ from pathlib import Path
 import yaml
 from hypothesis import HealthCheck, given, settings
 
-from schedgate.fuzz.generate import Bounds, examples, scenario_doc
-from schedgate.fuzz.trim import cuts, rule, without_pod, without_step
+from schedgate.fuzz.generate import Bounds, examples, scenario_doc, size
+from schedgate.fuzz.trim import cuts, rule, without_node, without_pod, without_step
 from schedgate.scenarios.load import load_scenario
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -63,7 +63,24 @@ def test_a_rule_is_what_broke_without_names_or_numbers():
 def test_every_cut_of_a_drawn_example_is_a_smaller_file_the_loader_accepts(tmp_path, drawn):
     doc = scenario_doc("fuzz-t", *drawn, P, CONFIG, "drawn")
     for i, smaller in enumerate(cuts(doc)):
-        assert len(smaller["steps"]) < len(doc["steps"])
+        assert size(smaller)[0] < size(doc)[0]  # steps and nodes
         path = tmp_path / f"c{i}.scenario.yaml"
         path.write_text(yaml.safe_dump(smaller, sort_keys=False))
         load_scenario(path)
+
+
+def test_a_node_leaves_with_the_edits_that_name_it_and_their_waits(tmp_path):
+    doc = {**DOC, "cluster": {**DOC["cluster"], "nodes": [  # type: ignore[dict-item]
+        {"name": "node-0", "capacity": {"cpu": "2", "memory": "4Gi", "pods": 110}},
+        {"name": "node-5", "capacity": {"cpu": "2", "memory": "4Gi", "pods": 110}}]},
+        "steps": [pod("pod-0"), {"wait": {"pods": ["pod-0"], "until": "decided"}},
+                  {"untaint": {"nodes": "node-5", "key": "k"}}, pod("pod-1"),
+                  {"expect": {"invariants": {"noMissedFit": True}, "timeout": 20}}]}
+    out = without_node(doc, "node-5")
+    assert [n["name"] for n in out["cluster"]["nodes"]] == ["node-0"]
+    assert kinds(out) == ["createPods", "createPods", "expect"]
+    assert without_node(doc, "node-0")["steps"] == doc["steps"]
+    assert any(c["cluster"]["nodes"] == out["cluster"]["nodes"] and c["steps"] == out["steps"] for c in cuts(doc))
+    path = tmp_path / "x.scenario.yaml"
+    path.write_text(yaml.safe_dump(out, sort_keys=False))
+    load_scenario(path)
