@@ -36,6 +36,7 @@ from schedgate.runtime.introspect import settable_gates_of
 from schedgate.runtime.patches import ensure_modfile
 from schedgate.runtime.pins import Pin, cache_root, select
 from schedgate.runtime.progress import log, say_live, shown_on, ticking
+from schedgate.runtime.prune import mark_used, prune_older
 from schedgate.spec.gates import Gate
 from schedgate.spec.shipped import shipped
 
@@ -214,13 +215,14 @@ def ensure_binaries(out: TextIO | None = None) -> Binaries:
                 _link_mutant(go, module_dir, pin, final, name)
 
     bins = Binaries(final, version, builder=build_mutant)
-    if not bins.missing(mutants=False):
-        return bins
-    with _locked(root):
-        if not bins.missing(mutants=False):  # another run built it while we waited
-            return bins
-        with shown_on(out):
-            _build(go, module_dir, pin, final)
+    if bins.missing(mutants=False):
+        with _locked(root):
+            if bins.missing(mutants=False):  # else another run built it while we waited
+                with shown_on(out):
+                    _build(go, module_dir, pin, final)
+                    for old in prune_older(root, f"kubernetes-{version}-", final):
+                        say_live(f"removed the older build {old}")
+    mark_used(final)
     return bins
 
 
