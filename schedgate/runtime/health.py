@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import random
 import socket
 import ssl
 import subprocess
@@ -15,9 +16,30 @@ from schedgate.errors import ComponentError
 from schedgate.kube.poll import PollTimeout, poll_until
 from schedgate.runtime.procs import Proc
 
+_PORTS = random.SystemRandom()  # not the module's generator, which Hypothesis seeds alike in every process
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
 
 def free_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on right now."""
+    """A port on 127.0.0.1 that nothing listens on right now, drawn below the kernel's ephemeral range: a port
+    from ``bind(0)`` is an ephemeral one, which any process's outgoing connection may take between this check and
+    the component's own bind (kube-controller-manager once failed so: ``bind: address already in use``)."""
+    low = _ephemeral_low()
+    if low > 11_000:
+        for _ in range(50):
+            port = _PORTS.randrange(10_000, low)
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+                return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])

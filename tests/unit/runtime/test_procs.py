@@ -19,3 +19,16 @@ def test_a_restart_logs_apart_and_keeps_the_components_name() -> None:
     finally:
         run.close()
     assert not run.path.exists()
+
+
+def test_a_free_port_is_drawn_below_the_ephemeral_range_and_is_free():
+    import socket
+
+    from schedgate.runtime.health import _ephemeral_low, free_port
+
+    ports = {free_port() for _ in range(20)}
+    assert all(10_000 <= p < _ephemeral_low() for p in ports), ports
+    assert len(ports) > 1  # drawn, not the same each time
+    for p in ports:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            s.bind(("127.0.0.1", p))
