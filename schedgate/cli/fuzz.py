@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from schedgate.errors import SchedgateError
-from schedgate.fuzz.generate import FEATURES, Bounds
+from schedgate.fuzz.generate import FEATURES, GANG_PLUGIN, Bounds
 from schedgate.fuzz.run import Fuzzer, write
 from schedgate.providers import start_cluster
-from schedgate.providers.base import ClusterRequest
+from schedgate.providers.base import ClusterRequest, binaries
 from schedgate.pytest_plugin.options import DEFAULT_SCHEDULER_CONFIG, project_path, stand_in
+from schedgate.scenarios.perf_steps import BASELINES, baseline_from
 from schedgate.spec.cluster import parse_definition
 from schedgate.spec.schedconfig import load_scheduler_config
 
@@ -36,11 +37,18 @@ def add_parser(sub: Any) -> None:
                    help=f"seconds for drawing and shrinking together (default {d.budget})")
     p.add_argument("--without", default="", metavar="FEATURE,...",
                    help=f"leave these out of the examples, for a scheduler that does not claim them: "
-                        f"{', '.join(FEATURES)}")
+                        f"{', '.join(FEATURES)} (gangs are drawn only where the profile enables schedgate's "
+                        f"{GANG_PLUGIN} plugin)")
     p.add_argument("--scheduler-config", type=Path, help=f"the configuration under test ({DEFAULT_SCHEDULER_CONFIG})")
     p.add_argument("--profile", help="the profile the pods name (default: the configuration's first profile other "
                                      "than default-scheduler)")
     p.add_argument("--scheduler-binary", type=Path, help="the kube-scheduler build to run the configuration with")
+    p.add_argument("--baseline", choices=BASELINES, help="differential: ask a baseline about every pod the "
+                   "scheduler under test refuses, in the same state (in-tree: the profile without out-of-tree "
+                   "plugins; same: the profile itself, for another binary)")
+    p.add_argument("--baseline-scheduler-config", type=Path, help="the baseline's configuration (with --baseline)")
+    p.add_argument("--baseline-scheduler-binary", type=Path, help="the kube-scheduler build that runs the baseline "
+                                                                  "(with --baseline; default: the pinned one)")
     p.add_argument("-o", "--output", type=Path, default=Path("artifacts/fuzz"),
                    help="where the smallest failure is written (default artifacts/fuzz)")
 
@@ -48,29 +56,41 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.seed < 0:
         raise SchedgateError(f"--seed: must be 0 or more, got {args.seed}")
-    bounds = Bounds(examples=args.examples, max_nodes=args.max_nodes, max_pods=args.max_pods, budget=args.budget,
-                    without=frozenset(f for f in args.without.split(",") if f))
+    without = frozenset(f for f in args.without.split(",") if f)
+    Bounds(without=without)  # a feature named wrong is said before the configuration is read
     config_file = project_path(args.scheduler_config or DEFAULT_SCHEDULER_CONFIG)
     config = stand_in(load_scheduler_config(config_file), DEFAULT_SCHEDULER_CONFIG)
     names = config.profile_names
     profile = args.profile or next((n for n in names if n != "default-scheduler"), names[0])
     if profile not in names:
         raise SchedgateError(f"--profile {profile!r}: not a profile of {config_file} ({', '.join(names)})")
-    if args.scheduler_binary is not None and not args.scheduler_binary.is_file():
-        raise SchedgateError(f"--scheduler-binary {args.scheduler_binary}: no such file")
+    if config.enabled_args(profile, GANG_PLUGIN) is None:  # gangs only for a profile that admits them
+        without |= {"gangs"}
+    bounds = Bounds(examples=args.examples, max_nodes=args.max_nodes, max_pods=args.max_pods, budget=args.budget,
+                    without=without)
+    for option in ("scheduler_binary", "baseline_scheduler_binary"):
+        if (path := getattr(args, option)) is not None and not path.is_file():
+            raise SchedgateError(f"--{option.replace('_', '-')} {path}: no such file")
+    if args.baseline is None and (args.baseline_scheduler_config or args.baseline_scheduler_binary):
+        raise SchedgateError("--baseline-scheduler-config/--baseline-scheduler-binary: only with --baseline")
+    given = (load_scheduler_config(project_path(args.baseline_scheduler_config))
+             if args.baseline_scheduler_config else None)
     req = ClusterRequest(provider="local", definition=parse_definition(FIRST, "schedgate fuzz"),
                          scheduler_config=config, scheduler_binary=args.scheduler_binary)
     started = start_cluster(req, out=sys.stderr)
     fuzzer = Fuzzer(cluster=started.cluster, config=config, config_file=config_file, profile=profile, bounds=bounds,
-                    seed=args.seed)
+                    seed=args.seed, differential=args.baseline,
+                    baseline=baseline_from(given, args.baseline_scheduler_binary,
+                                           lambda: binaries(None).kube_scheduler))
     try:
         found = fuzzer.search()
         if found is None:
             print(f"schedgate: fuzz --seed {args.seed}: {fuzzer.ran} examples run, every invariant kept",
                   file=sys.stderr)
             return 0
+        said = without - {"gangs"} if config.enabled_args(profile, GANG_PLUGIN) is None else without
         path = write(found, args.output, args.seed, config_file, fuzzer.run_file,
-                     f" --without {','.join(sorted(bounds.without))}" if bounds.without else "")
+                     f" --without {','.join(sorted(said))}" if said else "")
         print(f"schedgate: fuzz --seed {args.seed}: an invariant broken ({fuzzer.ran} examples run, shrinking "
               "included):\n"
               f"{found.message}\nschedgate: the smallest failing example: {path}\n"

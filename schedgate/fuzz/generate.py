@@ -1,20 +1,22 @@
 """Generated scenarios: Hypothesis strategies whose examples are scenario documents in the file language.
 
-An example is a small cluster (``nodes`` with capacities, labels, taints, GPUs, cordoned or not; in a quarter
-of the examples, DRA devices), how each app spreads (a hard topology spread constraint by host or zone that all
-its pods carry, or none), then pods made one step at a time (requests, GPUs, required labels, tolerations, an
-app label, a required anti-affinity to an app, a host port, devices by a claim of its own where the example
-has them; some while the scheduler is stopped, which then starts again), some followed by an
-edit that can only make room (a label a node did not have, a taint taken off, a copy of a node added, an
-earlier pod deleted), then the outcome ``invariants`` with ``noMissedFit``.
-Nothing is ever tightened: a label is never changed or removed, a taint never added, a node never cordoned
-or deleted after the pods come. So every bound pod still satisfies, at the end, what it satisfied when it was
-bound, and a pod that fits a node at the end fitted it since the last edit: the scheduler owes it a binding
-(each edit is an event its queue must act on). Spread adds its own rule: no pod of a spreading app is deleted
-and no domain is added (no node added under a spread by host, no zone label under a spread by zone), so the
-end state stands for every bind time (see the oracle's ``uncounted``). Every value is drawn from short lists,
-which Hypothesis shrinks towards their first entry: the smallest node, the smallest pod, no labels, no taints,
-no edit, no spread.
+An example is a small cluster (``nodes`` with capacities, labels, taints, GPUs, cordoned or not; in a quarter of the
+examples, DRA devices, with a colour each or not and sharing a counter as partitions or not), how each app spreads
+(a hard topology spread constraint by host or zone that all its pods carry, or none), then pods made one step at a
+time (requests, GPUs, required labels, tolerations, an app label, a required anti-affinity to an app, a required
+affinity to another app, a host port, devices by a claim of its own where the example has them (two of one colour,
+or any), membership of a gang of schedgate's Gang plugin where the profile enables it; some while the scheduler is
+stopped, which then starts again), some followed by an edit that can only make room (a label a node did not have, a
+taint taken off, a copy of a node added, an earlier pod deleted), then the outcome ``invariants`` with
+``noMissedFit`` (and, in the differential mode, ``baselineAgrees``).
+Nothing is ever tightened: a label is never changed or removed, a taint never added, a node never cordoned or
+deleted after the pods come. So every bound pod still satisfies, at the end, what it satisfied when it was bound,
+and a pod that fits a node at the end fitted it since the last edit: the scheduler owes it a binding (each edit is
+an event its queue must act on). Spread, gangs and affinity add their own rules: no pod of a spreading app or of a
+gang or of an app some pod requires is deleted (a gang bound whole would be left in part, an affinity broken), and
+no domain is added (no node added under a spread by host, no zone label under a spread by zone), so the end state
+stands for every bind time (see the oracle's ``uncounted``). Every value is drawn from short lists, which Hypothesis
+shrinks towards their first entry: the smallest node, the smallest pod, no labels, no taints, no edit, no spread.
 """
 
 from __future__ import annotations
@@ -41,15 +43,23 @@ POD_CPU, POD_MEMORY, POD_GPUS = ("500m", "100m", "1", "2", "3"), ("512Mi", "128M
 # DRA devices of schedgate's GPU driver (its shipped DeviceClass), a node's and a pod's claim's, in an example
 # that has them
 DRIVER, DEVICE_CLASS = "gpu.schedgate.io", "clusters/deviceclasses/gpu.schedgate.io.yaml"
-NODE_DEVICES, POD_DEVICES = (0, 1, 2), (0, 1, 1, 2)
+NODE_DEVICES, POD_DEVICES = (0, 1, 2, 3), (0, 1, 1, 2)
+# A node's devices may carry a colour each (attribute ``color``) and may share one counter (``slices``) that covers
+# one fewer than their number, as partitions of one GPU do; a claim for two may ask for one colour (matchAttribute).
+# A colouring of up to three devices (the first ones taken): none, one colour, or one device of the other colour
+# first, in the middle or last.
+COLORINGS = (None, ("red", "red", "red"), ("red", "blue", "blue"), ("blue", "red", "blue"), ("red", "red", "blue"))
 EDITS = ("", "", "label", "untaint", "addNode", "deletePod")  # after a pod ("": none): each can only make room
 # How the pods of an app spread (whenUnsatisfiable: DoNotSchedule): not at all, or (topology key, maxSkew). Node
 # affinity is ignored in the count (nodeAffinityPolicy: Ignore), so that pods of one app requiring other labels
 # count the same domains.
 SPREADS = (None, None, (HOSTNAME, 1), (ZONE, 1), (HOSTNAME, 2))
+# Gangs of schedgate's Gang plugin (go/pkg/gang): a pod's group ("": none), and each group's minimum.
+GANG_PLUGIN, GANG_LABEL, GANG_MIN_LABEL = "Gang", "schedgate.io/gang", "schedgate.io/gang-min"
+GANGS, GANG_MINS = ("", "", "g", "h"), (2, 3)
 # What --without can leave out, for a scheduler that does not claim it (a black box that has no pod affinity):
 # each is then drawn as its first entry (none) and never varies.
-FEATURES = ("anti-affinity", "host-ports", "restarts", "edits", "spread", "devices")
+FEATURES = ("anti-affinity", "host-ports", "restarts", "edits", "spread", "devices", "gangs", "affinity")
 LIMITS = {"examples": (1, 10_000), "max_nodes": (1, 8), "max_pods": (1, 30), "budget": (1, 86_400)}
 
 
@@ -79,7 +89,8 @@ def _node() -> st.SearchStrategy[dict[str, Any]]:
         "pods": st.sampled_from(NODE_PODS), "gpus": st.sampled_from(NODE_GPUS),
         "labels": st.lists(st.sampled_from(LABELS), unique_by=lambda kv: kv[0], max_size=2),
         "taints": st.lists(st.sampled_from(TAINTS), unique_by=lambda t: t["key"], max_size=2),
-        "unschedulable": st.booleans(), "devices": st.sampled_from(NODE_DEVICES),
+        "unschedulable": st.sampled_from((False, False, False, True)), "devices": st.sampled_from(NODE_DEVICES),
+        "colors": st.sampled_from(COLORINGS), "shared": st.booleans(),
     })
 
 
@@ -94,13 +105,16 @@ def _pod(without: frozenset[str]) -> st.SearchStrategy[dict[str, Any]]:
         # made while its scheduler is stopped, which then starts again
         "restart": unless("restarts", st.sampled_from((False, False, False, True)), False),
         "app": st.sampled_from(APPS), "avoid": unless("anti-affinity", st.sampled_from(APPS), ""),
+        "near": unless("affinity", st.sampled_from(APPS), ""),  # a required affinity to another app on its node
         "port": unless("host-ports", st.sampled_from(PORTS), 0), "devices": st.sampled_from(POD_DEVICES),
+        "gang": unless("gangs", st.sampled_from(GANGS), ""), "same": st.booleans(),
         # then an edit: its kind, which node or earlier pod (modulo how many there are), which label
         "then": unless("edits", st.sampled_from(EDITS), ""), "at": st.integers(0, 7), "label": st.sampled_from(LABELS),
     })
 
 
-Shared = dict[str, Any]  # spread: app -> (topology key, maxSkew) or None; devices: whether DRA devices are drawn
+# spread: app -> (topology key, maxSkew) or None; devices: whether DRA devices are drawn; gangs: group -> minimum
+Shared = dict[str, Any]
 
 
 def _shared(without: frozenset[str]) -> st.SearchStrategy[Shared]:
@@ -110,7 +124,9 @@ def _shared(without: frozenset[str]) -> st.SearchStrategy[Shared]:
     spread = st.just({}) if "spread" in without else st.fixed_dictionaries(
         {app: st.sampled_from(SPREADS) for app in APPS if app})
     devices = st.just(False) if "devices" in without else st.sampled_from((False, False, False, True))
-    return st.fixed_dictionaries({"spread": spread, "devices": devices})
+    gangs = st.just({}) if "gangs" in without else st.fixed_dictionaries(
+        {g: st.sampled_from(GANG_MINS) for g in GANGS if g})
+    return st.fixed_dictionaries({"spread": spread, "devices": devices, "gangs": gangs})
 
 
 def examples(bounds: Bounds) -> st.SearchStrategy[tuple[list[dict[str, Any]], list[dict[str, Any]], Shared]]:
@@ -131,8 +147,13 @@ def node_entry(i: int, n: dict[str, Any], devices: bool = False) -> dict[str, An
         out["taints"] = [dict(t) for t in n["taints"]]
     if n["unschedulable"]:
         out["unschedulable"] = True
-    if devices and n.get("devices"):
-        out["devices"] = [{"driver": DRIVER, "count": n["devices"], "name": "gpu"}]
+    if devices and (count := n.get("devices")):
+        entry: dict[str, Any] = {"driver": DRIVER, "count": count, "name": "gpu"}
+        if n.get("colors"):
+            entry["attributes"] = {"color": list(n["colors"][:count])}
+        if n.get("shared") and count > 1:
+            entry.update(counters={"gpu": {"slices": str(count - 1)}}, consumes={"gpu": {"slices": "1"}})
+        out["devices"] = [entry]
     return out
 
 
@@ -142,16 +163,24 @@ def pod_step(i: int, p: dict[str, Any], profile: str, shared: Shared | None = No
         out["gpus"] = p["gpus"]
     if (shared or {}).get("devices") and p.get("devices"):
         out["devices"] = {"class": DRIVER, "count": p["devices"]}
+        if p.get("same") and p["devices"] > 1:
+            out["devices"]["sameAttribute"] = f"{DRIVER}/color"  # with its domain: a cluster may have no devices
     if p["require"]:
         out["requireLabels"] = dict(p["require"])
     if p["tolerate"]:
         out["tolerations"] = [{k: t[k] for k in ("key", "value", "effect") if k in t} for t in p["tolerate"]]
-    if p.get("app"):
-        out["labels"] = {APP: p["app"]}
+    labels = {APP: p["app"]} if p.get("app") else {}
+    if p.get("gang") and (least := (shared or {}).get("gangs", {}).get(p["gang"])):
+        labels.update({GANG_LABEL: p["gang"], GANG_MIN_LABEL: str(least)})
+    if labels:
+        out["labels"] = labels
     spec: dict[str, Any] = {}
     if p.get("avoid"):  # no two pods of that app on one node, this one included
-        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-            {"labelSelector": {"matchLabels": {APP: p["avoid"]}}, "topologyKey": "kubernetes.io/hostname"}]}}
+        spec.setdefault("affinity", {})["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {APP: p["avoid"]}}, "topologyKey": HOSTNAME}]}
+    if (near := p.get("near")) and near != p.get("app"):  # never its own app: no first-of-its-kind exception
+        spec.setdefault("affinity", {})["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {APP: near}}, "topologyKey": HOSTNAME}]}
     if p.get("app") and (spread := (shared or {}).get("spread", {}).get(p["app"])):
         spec["topologySpreadConstraints"] = [{
             "maxSkew": spread[1], "topologyKey": spread[0], "whenUnsatisfiable": "DoNotSchedule",
@@ -180,7 +209,7 @@ class _World:
     spreads: dict[str, Any] = field(default_factory=dict)  # Shared's spread
     pods: int = 0  # pods made so far (pod-0 ..)
     deleted: set[str] = field(default_factory=set)
-    spreading: set[str] = field(default_factory=set)  # pods of an app that spreads: never deleted
+    kept: set[str] = field(default_factory=set)  # pods of an app that spreads or of a gang: never deleted
 
     def spread_by(self, key: str) -> bool:
         return any(s and s[0] == key for s in self.spreads.values())
@@ -205,7 +234,7 @@ class _World:
             added = {**copy.deepcopy(node), "name": f"node-{len(self.nodes)}"}
             self.nodes.append(added)
             return {"addNodes": {"nodes": [{k: v for k, v in copy.deepcopy(added).items() if v}]}}
-        earlier = [f"pod-{i}" for i in range(self.pods - 1) if f"pod-{i}" not in self.deleted | self.spreading]
+        earlier = [f"pod-{i}" for i in range(self.pods - 1) if f"pod-{i}" not in self.deleted | self.kept]
         if kind == "deletePod" and earlier:
             self.deleted.add(gone := earlier[at % len(earlier)])
             return {"deletePods": {"pods": gone}}
@@ -213,18 +242,23 @@ class _World:
 
 
 def scenario_doc(name: str, nodes: list[dict[str, Any]], pods: list[dict[str, Any]], shared: Shared,
-                 profile: str, scheduler: str, description: str, timeout: int = 30) -> dict[str, Any]:
+                 profile: str, scheduler: str, description: str, timeout: int = 30,
+                 baseline: str | None = None) -> dict[str, Any]:
     """A scenario file's document: the cluster inline, one createPods step a pod (and its edit), then the
-    invariants within ``timeout`` seconds."""
+    invariants within ``timeout`` seconds; with ``baseline`` (in-tree, same), then the outcome
+    ``baselineAgrees``."""
     entries = [node_entry(i, n, shared.get("devices", False)) for i, n in enumerate(nodes)]
     spreads = shared.get("spread") or {}
     world = _World(copy.deepcopy(entries), spreads)
+    # the apps some pod requires beside it: none of their pods is deleted (a bound pod's affinity would break)
+    required = {p["near"] for p in pods if p.get("near") and p["near"] != p.get("app")}
     steps: list[dict[str, Any]] = []
     for i, p in enumerate(pods):
         steps += _around(pod_step(i, p, profile, shared), p, profile)
         world.pods += 1
-        if p.get("app") and spreads.get(p["app"]):
-            world.spreading.add(f"pod-{i}")
+        counted = p.get("app") and (spreads.get(p["app"]) or p["app"] in required)  # by a spread or an affinity
+        if counted or (p.get("gang") and shared.get("gangs")):
+            world.kept.add(f"pod-{i}")
         here = [f"pod-{j}" for j in range(i + 1) if f"pod-{j}" not in world.deleted]
         if (edit := world.edit(p)) is not None:  # after every verdict so far: each refusal one the edit may undo
             steps += [{"wait": {"pods": here, "until": "decided"}}, edit]
@@ -234,7 +268,8 @@ def scenario_doc(name: str, nodes: list[dict[str, Any]], pods: list[dict[str, An
     return {
         "apiVersion": "schedgate.io/v1alpha1", "kind": "Scenario", "name": name, "description": description,
         "scheduler": scheduler, "cluster": {**cluster, "nodes": entries},
-        "steps": [*steps, {"expect": {"invariants": {"noMissedFit": True}, "timeout": timeout}}],
+        "steps": [*steps, {"expect": {"invariants": {"noMissedFit": True}, "timeout": timeout}},
+                  *([{"expect": {"baselineAgrees": {"baseline": baseline}, "timeout": timeout}}] if baseline else [])],
     }
 
 

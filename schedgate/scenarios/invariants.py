@@ -9,16 +9,20 @@ from k8s.io/component-helpers of the pinned version (go/cmd/schedgate-oracle): n
 allocatable of a resource, pods included; every bound pod matches its node's labels (nodeSelector, required
 node affinity) and tolerates its NoSchedule and NoExecute taints and the unschedulable mark; no two bound pods
 share a topology domain that a required pod anti-affinity term of either forbids, or hold one host port; upstream's
+own InterPodAffinity filter passes every bound pod's required affinity where it is (a pod matching its own term,
+which may have been the first of its kind, is named, not judged); upstream's
 own PodTopologySpread filter passes every bound pod's hard spread constraints where it is, the other pods where
 they are (judged only where every pod a constraint counts carries it: then the end state stands for each bind
 time, provided no counted pod was deleted and no domain added after the pods came; a pod not judged is named);
 every claim of a bound pod is allocated, reserved for it and allocated for its node, from devices published
-there, and no device is allocated to two claims (unless its slice allows it). With
+there, and no device is allocated to two claims (unless its slice allows it). A group of schedgate's Gang
+plugin (labels ``schedgate.io/gang`` and ``schedgate.io/gang-min``) with members bound binds whole: fewer
+bound than its minimum fails at the deadline (its members bind one by one, so not at once). With
 ``noMissedFit``, it then waits, under the same deadline, until no pod left Unschedulable fits a node in the
-oracle's eyes (a pod with claims is not judged so, and is named): sound when nothing was tightened after the
-pods came (a label only added, a taint only removed, nodes only added, pods only deleted), as in a generated
-scenario. The checks the oracle ran, and those it left out for a pod (with why), are printed as a figure; a
-constraint outside them is not judged.
+oracle's eyes (a pod with claims, or a gang's member, is not judged so, and is named): sound when nothing
+was tightened after the pods came (a label only added, a taint only removed, nodes only added, pods only
+deleted), as in a generated scenario. The checks the oracle ran, and those it left out for a pod (with why),
+are printed as a figure; a constraint outside them is not judged.
 """
 
 from __future__ import annotations
@@ -44,9 +48,14 @@ ORACLE = "schedgate-oracle"
 
 
 def _settled(pod: dict[str, Any]) -> str | None:
-    """``None`` while the pod waits for a verdict; else ``bound``, ``unschedulable`` or the error's text."""
+    """``None`` while the pod waits for a verdict; else ``bound``, ``unschedulable`` or the error's text. A pod
+    nominated to a node (``status.nominatedNodeName``: kube-scheduler's mark of a pod waiting at Permit or in its
+    binding cycle, or of a preemptor waiting for its victims to go) is on its way: the verdict of an earlier
+    attempt still on it is not its last."""
     if (pod.get("spec") or {}).get("nodeName"):
         return "bound"
+    if (pod.get("status") or {}).get("nominatedNodeName"):
+        return None
     for c in (pod.get("status") or {}).get("conditions") or []:
         if c.get("type") == "PodScheduled" and c.get("status") == "False":
             if c.get("reason") == "Unschedulable":
@@ -69,6 +78,33 @@ def judge(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], claims: Seque
     return verdict
 
 
+def verdicts(r: Run, core: k8s.CoreV1Api, items: list[dict[str, Any]] | None = None) -> dict[str, str | None]:
+    """Each of the test's pods (or of ``items``) by name: its verdict so far (:func:`_settled`)."""
+    if items is None:
+        items = read_json(core.list_namespaced_pod, r.ns.name).get("items") or []
+    return {p["metadata"]["name"]: _settled(p) for p in items}
+
+
+def wait_decided(r: Run, core: k8s.CoreV1Api, timeout: float) -> list[dict[str, Any]]:
+    """The test's pods once each is bound or Unschedulable (a SchedulerError is no verdict: the scheduler tries
+    the pod again); one neither after ``timeout`` seconds fails, named with its error where it has one."""
+    seen: dict[str, str | None] = {}
+    items: list[dict[str, Any]] = []
+
+    def settled() -> bool:
+        items[:] = read_json(core.list_namespaced_pod, r.ns.name).get("items") or []
+        seen.clear()
+        seen.update(verdicts(r, core, items))
+        return all(v in ("bound", "unschedulable") for v in seen.values())
+
+    try:
+        poll_until(settled, "every pod bound or Unschedulable", timeout, interval=0.1)
+    except PollTimeout:
+        stuck = sorted(f"{n} ({v})" if v else n for n, v in seen.items() if v not in ("bound", "unschedulable"))
+        raise AssertionError(f"after {timeout:.0f}s neither bound nor Unschedulable: {', '.join(stuck)}") from None
+    return items
+
+
 @outcome("invariants", about_pods=False)
 @dataclass(frozen=True)
 class Invariants(DeclaredOutcome):
@@ -76,7 +112,8 @@ class Invariants(DeclaredOutcome):
     SchedulerError, which the scheduler retries, fails there); then, judged by upstream's helpers, no node over
     its allocatable, no bound pod on a node its nodeSelector, required node affinity or taints exclude, no
     two pods in one domain that a required pod anti-affinity term keeps apart or on one node with one host port,
-    and no bound pod where upstream's PodTopologySpread filter refuses its hard spread."""
+    no bound pod where upstream's PodTopologySpread filter refuses its hard spread, and no gang of the Gang plugin
+    bound in part by the deadline."""
 
     no_missed_fit: bool = arg("noMissedFit", "also wait, within the deadline, until no pod left Unschedulable fits "
                                              "a node: one that fits is owed a binding (sound when nothing was "
@@ -87,19 +124,11 @@ class Invariants(DeclaredOutcome):
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         core = k8s.CoreV1Api(r.cluster.api)
         deadline = time.monotonic() + timeout
-        verdicts: dict[str, str | None] = {}
 
-        def settled() -> bool:  # a SchedulerError is no verdict: the scheduler tries the pod again
-            items = read_json(core.list_namespaced_pod, r.ns.name).get("items") or []
-            verdicts.clear()
-            verdicts.update({p["metadata"]["name"]: _settled(p) for p in items})
-            return all(v in ("bound", "unschedulable") for v in verdicts.values())
+        def settled() -> bool:
+            return all(v in ("bound", "unschedulable") for v in verdicts(r, core).values())
 
-        try:
-            poll_until(settled, "every pod bound or Unschedulable", timeout, interval=0.1)
-        except PollTimeout:
-            stuck = sorted(f"{n} ({v})" if v else n for n, v in verdicts.items() if v not in ("bound", "unschedulable"))
-            raise AssertionError(f"after {timeout:.0f}s neither bound nor Unschedulable: {', '.join(stuck)}") from None
+        wait_decided(r, core, timeout)
         r.cluster.sync_schedulers()  # every scheduler has seen what the pods' verdicts were made from
         mine = f"{r.ns.name}/"  # the test's pods by their names alone: a message a replay can repeat
 
@@ -122,13 +151,16 @@ class Invariants(DeclaredOutcome):
                       for v in verdict.get("violations") or []]
             if broken:
                 raise AssertionError("invariants broken:\n  " + "\n  ".join(broken))
-            missed[:] = [f"missed fit: pod {pod(p)} is Unschedulable but fits {', '.join(fits)}"
-                         for p, fits in sorted((verdict.get("fits") or {}).items()) if fits and p.startswith(mine)]
-            return not (self.no_missed_fit and missed)
+            missed[:] = [f"{v['rule']}: {v['detail'].replace(mine, '')}" for v in verdict.get("partial") or []]
+            if self.no_missed_fit:
+                missed.extend(f"missed fit: pod {pod(p)} is Unschedulable but fits {', '.join(fits)}"
+                              for p, fits in sorted((verdict.get("fits") or {}).items()) if fits and p.startswith(mine))
+            return not missed
 
-        try:  # after its backoff (10 s at most) the scheduler retries a pod the last edit made room for
-            poll_until(owed_nothing, "no pod Unschedulable where it fits", max(1.0, deadline - time.monotonic()),
-                       interval=0.5)
+        try:  # after its backoff (10 s at most) the scheduler retries a pod the last edit made room for; a gang's
+            # members bind one by one
+            poll_until(owed_nothing, "no pod Unschedulable where it fits, no gang bound in part",
+                       max(1.0, deadline - time.monotonic()), interval=0.5)
         except PollTimeout:
             raise AssertionError("invariants broken:\n  " + "\n  ".join(missed)) from None
         finally:

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 import schedgate.scenarios.api_fault_steps
 import schedgate.scenarios.control_steps
 import schedgate.scenarios.device_steps
+import schedgate.scenarios.differential
 import schedgate.scenarios.group_claims
 import schedgate.scenarios.group_steps
 import schedgate.scenarios.invariants

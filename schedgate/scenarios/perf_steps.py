@@ -3,10 +3,12 @@ the same run (:mod:`schedgate.perf`), with budgets relative to the baseline."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
-from schedgate.errors import NotHere
+from schedgate.errors import NotHere, SchedgateError
 from schedgate.perf import BASELINE, UNDER_TEST, Budget, Side, Workload, check, compare, figures, perf_files
 from schedgate.perf.budget import ALL_POINTS, QUANTILES
 from schedgate.scenarios.declare import TIMEOUT, Declared, DeclaredOutcome, Read, arg, read_first, read_string
@@ -18,10 +20,12 @@ from schedgate.scenarios.template import Template
 from schedgate.spec.cluster import MAX_NODES, NodeSpec
 from schedgate.spec.jsontypes import CONFIG, STR, Schema, ref, whole
 from schedgate.spec.roles import SCENARIO_ROLES
-from schedgate.spec.schedconfig import SchedulerConfig
+from schedgate.spec.schedconfig import API_VERSION, KIND, SchedulerConfig
 from schedgate.spec.validate import MAX_SECONDS
 
 BASELINES = ("in-tree", "same")
+# The baseline of a configuration under test: (its configuration, the binary that runs it) for a mode of BASELINES.
+Baseline = Callable[[SchedulerConfig, str], tuple[SchedulerConfig, Path | None]]
 NODE_FIELDS = ("count", "like", "capacity", "labels", "annotations")
 
 
@@ -229,3 +233,30 @@ class Performance(DeclaredOutcome):
                 if ratio is not None:
                     r.figure(f"step {index}: {point} {q} under test / baseline", f"{ratio:.2f}")
         check(r.performance, self.budget)
+
+
+def baseline_from(given: SchedulerConfig | None, binary: Path | None, pinned: Callable[[], Path]) -> Baseline:
+    """(configuration, binary) of the baseline of a one-profile configuration under test: ``given`` (its profile
+    of that name, or its only one), else the configuration itself (``same``) or without its out-of-tree plugins
+    (``in-tree``; of a black box, kube-scheduler's default plugins); run by ``binary``, else the pinned
+    kube-scheduler (``pinned()``)."""
+
+    def resolve(mine: SchedulerConfig, mode: str) -> tuple[SchedulerConfig, Path | None]:
+        run_by = binary or pinned()
+        profile = mine.profile_names[0]
+        if given is not None:
+            if profile in given.profile_names:
+                return given.profile(profile), run_by
+            if len(given.profile_names) == 1:
+                return given, run_by
+            raise SchedgateError(f"--baseline-scheduler-config {given.source}: no profile {profile!r} and more "
+                                 f"than one other ({', '.join(given.profile_names)}); name one {profile!r}")
+        if mode == "same":
+            return mine, run_by
+        if mine.black_box is not None:  # no plugins to keep: kube-scheduler's own, under the profile's name
+            doc = {"apiVersion": API_VERSION, "kind": KIND, "profiles": [{"schedulerName": profile}]}
+            return SchedulerConfig(source=f"{mine.source} (in-tree: kube-scheduler's default plugins)", doc=doc,
+                                   fragment=False), run_by
+        return mine.in_tree_only()[0], run_by
+
+    return resolve

@@ -66,7 +66,8 @@ class Run:
     start_scheduler: Callable[[SchedulerConfig], Scheduler]
     role_config: Callable[[str], SchedulerConfig]
     report: Report | None = None
-    # The baseline of a configuration under test: (its configuration, binary) for "in-tree" or "same".
+    # The baseline of a configuration under test: (its configuration, binary) for "in-tree" or "same"
+    # (:data:`~schedgate.scenarios.perf_steps.Baseline`).
     baseline: Callable[[SchedulerConfig, str], tuple[SchedulerConfig, Path | None]] | None = None
     performance: Comparison | None = None  # the last measurePerformance
     pods: dict[str, Pod] = field(default_factory=dict)

@@ -95,6 +95,20 @@ class SchedulerConfig:
                     pools.add((str(pool["namespace"]), str(pool["name"])))
         return sorted(pools)
 
+    def enabled_args(self, profile: str, plugin: str) -> dict[str, Any] | None:
+        """The args (``pluginConfig``; ``{}`` when none) of ``plugin`` where profile ``profile`` enables it at some
+        extension point; ``None`` where it does not (or the file is a black box's, whose plugins are unknown)."""
+        if self.black_box is not None:
+            return None
+        prof: dict[str, Any] = next((p for p in self.doc["profiles"] if p.get("schedulerName") == profile), {})
+        points = [pt for pt in (prof.get("plugins") or {}).values() if isinstance(pt, dict)]
+        if not any((e or {}).get("name") == plugin for pt in points for e in pt.get("enabled") or []):
+            return None
+        config: dict[str, Any] = next(
+            (pc for pc in prof.get("pluginConfig") or [] if (pc or {}).get("name") == plugin), {})
+        args = (config or {}).get("args")
+        return dict(args) if isinstance(args, dict) else {}
+
     def with_extender(self, url: str) -> SchedulerConfig:
         """This configuration with every ``urlPrefix: schedgate:extender`` pointed at ``url``."""
         doc = copy.deepcopy(self.doc)

@@ -2,8 +2,9 @@ package main
 
 // DRA devices, judged from the API's own records: every claim of a bound pod exists, is allocated, is
 // reserved for the pod and is allocated for the pod's node (the allocation's node selector, by
-// component-helpers' NodeSelector), from devices a ResourceSlice publishes on that node; and no device is
-// allocated to two claims unless its slice lets it be (allowMultipleAllocations).
+// component-helpers' NodeSelector), from devices a ResourceSlice publishes on that node; no device is
+// allocated to two claims unless its slice lets it be (allowMultipleAllocations); and the devices allocated
+// in a pool consume no more of a shared counter than the pool's counter set has (partitions of one GPU).
 
 import (
 	"fmt"
@@ -12,10 +13,16 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 )
 
 type deviceID struct{ driver, pool, device string }
+
+// counterID is one counter of a pool's counter set.
+type counterID struct{ driver, pool, set, counter string }
+
+func (c counterID) String() string { return c.driver + "/" + c.pool + " " + c.set + "." + c.counter }
 
 func (d deviceID) String() string { return d.driver + "/" + d.pool + "/" + d.device }
 
@@ -58,6 +65,9 @@ func judgeDevices(out *output, nodes map[string]*v1.Node, bound []*v1.Pod, claim
 	slices []resourceapi.ResourceSlice) {
 	published := map[deviceID]string{} // the node whose slice publishes it ("" for a slice of no one node)
 	shared := map[deviceID]bool{}
+	consumes := map[deviceID][]resourceapi.DeviceCounterConsumption{}
+	capacity := map[counterID]resource.Quantity{}
+	counterNode := map[counterID]string{}
 	for i := range slices {
 		s := &slices[i].Spec
 		node := ""
@@ -68,6 +78,13 @@ func judgeDevices(out *output, nodes map[string]*v1.Node, bound []*v1.Pod, claim
 			id := deviceID{s.Driver, s.Pool.Name, d.Name}
 			published[id] = node
 			shared[id] = d.AllowMultipleAllocations != nil && *d.AllowMultipleAllocations
+			consumes[id] = d.ConsumesCounters
+		}
+		for _, set := range s.SharedCounters {
+			for name, c := range set.Counters {
+				id := counterID{s.Driver, s.Pool.Name, set.Name, name}
+				capacity[id], counterNode[id] = c.Value, node
+			}
 		}
 	}
 	byKey := map[string]*resourceapi.ResourceClaim{}
@@ -94,6 +111,7 @@ func judgeDevices(out *output, nodes map[string]*v1.Node, bound []*v1.Pod, claim
 				Detail: fmt.Sprintf("device %s is allocated to %s", id, strings.Join(holders[id], " and "))})
 		}
 	}
+	judgeCounters(out, ids, holders, shared, consumes, capacity, counterNode)
 	for _, p := range bound {
 		node := nodes[p.Spec.NodeName]
 		for _, entry := range p.Spec.ResourceClaims {
@@ -138,4 +156,40 @@ func claimViolations(p *v1.Pod, node *v1.Node, entry v1.PodResourceClaim, claims
 		}
 	}
 	return out
+}
+
+// judgeCounters adds a violation for each shared counter the allocated devices (each counted once; a device
+// several claims share is not judged) consume more of than its counter set has.
+func judgeCounters(out *output, held []deviceID, holders map[deviceID][]string, shared map[deviceID]bool,
+	consumes map[deviceID][]resourceapi.DeviceCounterConsumption, capacity map[counterID]resource.Quantity,
+	counterNode map[counterID]string) {
+	used := map[counterID]resource.Quantity{}
+	by := map[counterID][]string{}
+	for _, id := range held {
+		if shared[id] {
+			continue
+		}
+		for _, c := range consumes[id] {
+			for name, q := range c.Counters {
+				cid := counterID{id.driver, id.pool, c.CounterSet, name}
+				sum := used[cid]
+				sum.Add(q.Value)
+				used[cid] = sum
+				by[cid] = append(by[cid], fmt.Sprintf("%s (%s)", id.device, strings.Join(holders[id], ", ")))
+			}
+		}
+	}
+	ids := make([]counterID, 0, len(used))
+	for id := range used {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i].String() < ids[j].String() })
+	for _, id := range ids {
+		have, ok := capacity[id]
+		if q := used[id]; !ok || q.Cmp(have) > 0 {
+			out.Violations = append(out.Violations, Violation{Rule: "devices", Node: counterNode[id],
+				Detail: fmt.Sprintf("counter %s: devices allocated consume %s, the counter set has %s: %s", id,
+					q.String(), have.String(), strings.Join(by[id], "; "))})
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -90,5 +91,36 @@ func TestAnUnboundPodWithClaimsIsNotJudgedForAMissedFit(t *testing.T) {
 	out, _ := judge(input{Nodes: []v1.Node{node("a", "4", nil)}, Pods: []v1.Pod{w}, Claims: []resourceapi.ResourceClaim{wc}})
 	if len(out.Fits["t/w"]) != 0 || len(out.Skipped) != 1 || !strings.Contains(out.Skipped[0], "devices: pod t/w: not judged") {
 		t.Fatalf("fits %v skipped %q", out.Fits, out.Skipped)
+	}
+}
+
+// partitions returns node's slice of devices that each consume one slice of counter set "gpu", and the pool's
+// slice of that set with `have` slices.
+func partitions(node, have string, devices ...string) []resourceapi.ResourceSlice {
+	s := slice(node, devices...)
+	for i := range s.Spec.Devices {
+		s.Spec.Devices[i].ConsumesCounters = []resourceapi.DeviceCounterConsumption{{CounterSet: "gpu",
+			Counters: map[string]resourceapi.Counter{"slices": {Value: resource.MustParse("1")}}}}
+	}
+	counters := resourceapi.ResourceSlice{Spec: resourceapi.ResourceSliceSpec{Driver: "gpu.schedgate.io", NodeName: &node,
+		Pool: resourceapi.ResourcePool{Name: node}, SharedCounters: []resourceapi.CounterSet{{Name: "gpu",
+			Counters: map[string]resourceapi.Counter{"slices": {Value: resource.MustParse(have)}}}}}}
+	return []resourceapi.ResourceSlice{s, counters}
+}
+
+func TestDevicesThatConsumeMoreOfACounterThanItsSetHasBreakTheDevicesRule(t *testing.T) {
+	p, pc := claimed("p", "a", "gpu-0", "gpu-1")
+	q, qc := claimed("q", "a", "gpu-2")
+	in := input{Nodes: []v1.Node{node("a", "4", nil)}, Pods: []v1.Pod{p, q}, Claims: []resourceapi.ResourceClaim{pc, qc},
+		Slices: partitions("a", "2", "gpu-0", "gpu-1", "gpu-2")}
+	out, _ := judge(in)
+	want := "devices  a: counter gpu.schedgate.io/a gpu.slices: devices allocated consume 3, the counter set has 2: " +
+		"gpu-0 (the claim of pod t/p); gpu-1 (the claim of pod t/p); gpu-2 (the claim of pod t/q)"
+	if details(out) != want {
+		t.Fatalf("got\n%s\nwant\n%s", details(out), want)
+	}
+	in.Slices = partitions("a", "3", "gpu-0", "gpu-1", "gpu-2")
+	if out, err := judge(in); err != nil || len(out.Violations) != 0 {
+		t.Fatalf("within the set: violations %s, err %v", details(out), err)
 	}
 }

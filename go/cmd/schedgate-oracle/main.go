@@ -16,8 +16,9 @@
 // are; a claim of a bound pod not allocated, not reserved for it or allocated
 // for another node, or a device allocated to two claims), and for each pod
 // bound to no node (but one with claims), the nodes it would fit now by the
-// same checks. A check it cannot make for a pod is listed in "skipped", with
-// why.
+// same checks; and each group of schedgate's Gang plugin bound in part
+// ("partial": fewer members bound than its minimum, but some). A check it
+// cannot make for a pod is listed in "skipped", with why.
 package main
 
 import (
@@ -40,7 +41,7 @@ import (
 
 // Checks names what this oracle evaluates; a constraint outside them is not judged.
 var Checks = []string{"resources", "nodeAffinity", "taints", "podAntiAffinity", "hostPorts", "topologySpread",
-	"devices"}
+	"podAffinity", "devices", "gang"}
 
 type input struct {
 	Nodes  []v1.Node                   `json:"nodes"`
@@ -61,6 +62,8 @@ type output struct {
 	Checks     []string            `json:"checks"`
 	Violations []Violation         `json:"violations"`
 	Fits       map[string][]string `json:"fits"`
+	// Partial lists the gangs bound in part: broken unless they complete (their members bind one by one).
+	Partial []Violation `json:"partial"`
 	// Skipped names each check left out for a pod, and why: never a pass.
 	Skipped []string `json:"skipped"`
 }
@@ -90,6 +93,10 @@ func running(p *v1.Pod) bool {
 
 func judge(in input) (output, error) {
 	out := output{Checks: Checks, Violations: []Violation{}, Fits: map[string][]string{}, Skipped: []string{}}
+	var err error
+	if out.Partial, err = partialGroups(in.Pods); err != nil {
+		return out, err
+	}
 	nodes := map[string]*v1.Node{}
 	for i := range in.Nodes {
 		nodes[in.Nodes[i].Name] = &in.Nodes[i]
@@ -139,13 +146,7 @@ func judge(in input) (output, error) {
 			out.Skipped = append(out.Skipped, fmt.Sprintf("topologySpread: pod %s: not judged: %s", key(p), why))
 			continue
 		}
-		others := make([]*v1.Pod, 0, len(bound))
-		for _, q := range bound {
-			if q != p {
-				others = append(others, q)
-			}
-		}
-		verdicts, err := spreadFilter(p, nodeList, others)
+		verdicts, err := spreadFilter(p, nodeList, without(bound, p))
 		if err != nil {
 			return out, err
 		}
@@ -154,6 +155,9 @@ func judge(in input) (output, error) {
 				Detail: fmt.Sprintf("upstream's filter, the other pods where they are: %s (%s)", reason,
 					spreadCounts(p, nodeList, bound))})
 		}
+	}
+	if err := judgeAffinity(&out, nodeList, bound); err != nil {
+		return out, err
 	}
 	for _, name := range names {
 		for _, r := range over(used[name], nodes[name].Status.Allocatable) {
@@ -166,23 +170,42 @@ func judge(in input) (output, error) {
 		if p.Spec.NodeName != "" || !running(p) {
 			continue
 		}
+		if group, _, _ := member(p); group != "" {
+			out.Fits[key(p)] = []string{}
+			out.Skipped = append(out.Skipped, fmt.Sprintf("gang: pod %s: a member of group %s, admitted with its "+
+				"group, so no missed fit is claimed", key(p), group))
+			continue
+		}
 		if len(p.Spec.ResourceClaims) > 0 {
 			out.Fits[key(p)] = []string{}
 			out.Skipped = append(out.Skipped, fmt.Sprintf("devices: pod %s: not judged whether a node has the "+
 				"devices its claims ask for, so no missed fit is claimed", key(p)))
 			continue
 		}
+		if selfAffine(p) {
+			out.Fits[key(p)] = []string{}
+			out.Skipped = append(out.Skipped, fmt.Sprintf("podAffinity: pod %s: matches its own affinity term, "+
+				"so no missed fit is claimed", key(p)))
+			continue
+		}
 		fits := []string{}
-		spread := map[string]string{}
+		spread, together := map[string]string{}, map[string]string{}
 		if len(hardSpread(p)) > 0 {
 			var err error
 			if spread, err = spreadFilter(p, nodeList, bound); err != nil {
 				return out, err
 			}
 		}
+		if len(affinityTerms(p)) > 0 {
+			var err error
+			if together, err = affinityFilter(p, nodeList, bound); err != nil {
+				return out, err
+			}
+		}
 		for _, name := range names {
 			n := nodes[name]
-			if len(placement(p, n)) > 0 || len(conflicts(ports[name], p)) > 0 || spread[name] != "" {
+			if len(placement(p, n)) > 0 || len(conflicts(ports[name], p)) > 0 || spread[name] != "" ||
+				together[name] != "" {
 				continue
 			}
 			kept := false

@@ -15,13 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
-	"k8s.io/kubernetes/pkg/scheduler/backend/cache"
-	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/feature"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/podtopologyspread"
-	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
-	"k8s.io/kubernetes/pkg/scheduler/metrics"
 )
 
 // The plugin's parallel loop reports to the scheduler's metrics, which must exist first.
@@ -41,43 +38,15 @@ func hardSpread(p *v1.Pod) []v1.TopologySpreadConstraint {
 // spreadFilter is upstream's PodTopologySpread filter for pod on each of nodes, the pods others bound
 // where they are: node name -> the plugin's reason, "" where it passes.
 func spreadFilter(pod *v1.Pod, nodes []*v1.Node, others []*v1.Pod) (map[string]string, error) {
-	registerMetrics.Do(metrics.Register)
-	ctx := context.Background()
-	snapshot := cache.NewSnapshot(others, nodes)
-	handle, err := frameworkruntime.NewFramework(ctx, nil, nil, frameworkruntime.WithSnapshotSharedLister(snapshot))
-	if err != nil {
-		return nil, fmt.Errorf("the scheduling framework for PodTopologySpread: %w", err)
-	}
-	plugin, err := podtopologyspread.New(ctx, &config.PodTopologySpreadArgs{DefaultingType: config.ListDefaulting},
-		handle, feature.Features{EnableNodeInclusionPolicyInPodTopologySpread: true,
-			EnableMatchLabelKeysInPodTopologySpread: true})
-	if err != nil {
-		return nil, fmt.Errorf("PodTopologySpread: %w", err)
-	}
-	pl := plugin.(*podtopologyspread.PodTopologySpread)
-	infos, err := snapshot.NodeInfos().List()
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
-	state := framework.NewCycleState()
-	_, status := pl.PreFilter(ctx, state, pod, infos)
-	for _, info := range infos {
-		name := info.Node().Name
-		switch {
-		case status.IsSkip():
-			out[name] = ""
-		case !status.IsSuccess():
-			out[name] = status.Message()
-		default:
-			if filtered := pl.Filter(ctx, state, pod, info); !filtered.IsSuccess() {
-				out[name] = strings.Join(filtered.Reasons(), "; ")
-			} else {
-				out[name] = ""
-			}
+	return filterEach(pod, nodes, others, func(ctx context.Context, h fwk.Handle) (fwk.Plugin, error) {
+		pl, err := podtopologyspread.New(ctx, &config.PodTopologySpreadArgs{DefaultingType: config.ListDefaulting},
+			h, feature.Features{EnableNodeInclusionPolicyInPodTopologySpread: true,
+				EnableMatchLabelKeysInPodTopologySpread: true})
+		if err != nil {
+			return nil, fmt.Errorf("PodTopologySpread: %w", err)
 		}
-	}
-	return out, nil
+		return pl, nil
+	}, func(s *fwk.Status) string { return strings.Join(s.Reasons(), "; ") })
 }
 
 // uncounted says why the end state cannot stand for p's constraints at its bind time ("" when it can): a

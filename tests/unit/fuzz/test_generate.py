@@ -13,9 +13,11 @@ import yaml
 from hypothesis import HealthCheck, given, seed, settings
 
 from schedgate.errors import SchedgateError
-from schedgate.fuzz.generate import APP, HOSTNAME, Bounds, examples, scenario_doc, size
+from schedgate.fuzz.generate import APP, GANG_LABEL, GANG_MIN_LABEL, HOSTNAME, Bounds, examples, scenario_doc, size
+from schedgate.fuzz.run import Fuzzer
 from schedgate.scenarios.invariants import Invariants, _settled
 from schedgate.scenarios.load import load_scenario
+from schedgate.spec.schedconfig import load_scheduler_config
 
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG = str(ROOT / "clusters/profiles/gpu-packing-scheduler.yaml")
@@ -105,14 +107,64 @@ def test_devices_come_only_with_an_example_that_has_them_and_its_device_class(dr
         assert not nodes and not pods and "deviceClasses" not in doc["cluster"]
         return
     assert doc["cluster"]["deviceClasses"] == ["clusters/deviceclasses/gpu.schedgate.io.yaml"]
-    assert all(n["devices"] == [{"driver": "gpu.schedgate.io", "count": n["devices"][0]["count"], "name": "gpu"}]
-               and n["devices"][0]["count"] in (1, 2) for n in nodes)
+    for n in nodes:
+        (entry,) = n["devices"]
+        count = entry["count"]
+        assert {k: entry[k] for k in ("driver", "count", "name")} == {"driver": "gpu.schedgate.io", "count": count,
+                                                                      "name": "gpu"} and count in (1, 2, 3)
+        assert set(entry) <= {"driver", "count", "name", "attributes", "counters", "consumes"}
+        if "attributes" in entry:  # a colour each
+            assert len(entry["attributes"]["color"]) == count and set(entry["attributes"]["color"]) <= {"red", "blue"}
+        if "counters" in entry:  # partitions: all but one can be allocated at once
+            assert count > 1 and entry["counters"] == {"gpu": {"slices": str(count - 1)}}
+            assert entry["consumes"] == {"gpu": {"slices": "1"}}
     assert all(p["devices"]["class"] == "gpu.schedgate.io" and p["devices"]["count"] in (1, 2) for p in pods)
+    assert all(p["devices"].get("sameAttribute", "gpu.schedgate.io/color") == "gpu.schedgate.io/color" and (
+        "sameAttribute" not in p["devices"] or p["devices"]["count"] == 2) for p in pods)
+
+
+@settings(max_examples=60, deadline=None)
+@given(examples(Bounds(max_nodes=4, max_pods=8)))
+def test_a_gangs_members_carry_its_name_and_minimum_and_none_is_deleted(drawn):
+    """What judging a gang at the end rests on: every member says its group's one minimum, and no edit deletes a
+    member (a group bound whole would be left in part)."""
+    doc = scenario_doc("fuzz-t", *drawn, "gang-scheduler", CONFIG, "drawn")
+    members: dict[str, set[str]] = {}
+    names: set[str] = set()
+    for step in doc["steps"]:
+        (kind, body), = step.items()
+        labels = body.get("labels", {}) if kind == "createPods" else {}
+        if GANG_LABEL in labels:
+            members.setdefault(labels[GANG_LABEL], set()).add(labels[GANG_MIN_LABEL])
+            names.add(body["name"])
+        elif kind == "deletePods":
+            assert body["pods"] not in names
+    assert all(mins == {str(drawn[2]["gangs"][g])} and mins <= {"2", "3"} for g, mins in members.items())
+
+
+@settings(max_examples=80, deadline=None)
+@given(examples(Bounds(max_nodes=4, max_pods=8)))
+def test_an_affinity_names_another_app_on_the_node_and_none_of_its_pods_is_deleted(drawn):
+    """What judging required affinity at the end rests on: a pod never requires its own app (upstream's first-of-
+    its-kind exception needs the order of the binds), and no pod of a required app is deleted."""
+    doc = scenario_doc("fuzz-t", *drawn, "gpu-packing-scheduler", CONFIG, "drawn")
+    required, apps = set(), {}
+    for step in doc["steps"]:
+        (kind, body), = step.items()
+        if kind == "createPods":
+            apps[body["name"]] = body.get("labels", {}).get(APP)
+            for term in body.get("pod", {}).get("spec", {}).get("affinity", {}).get("podAffinity", {}).get(
+                    "requiredDuringSchedulingIgnoredDuringExecution", []):
+                near = term["labelSelector"]["matchLabels"][APP]
+                assert term["topologyKey"] == HOSTNAME and near != apps[body["name"]]
+                required.add(near)
+    deleted = [s["deletePods"]["pods"] for s in doc["steps"] if "deletePods" in s]
+    assert not any(apps[name] in required for name in deleted)
 
 
 @settings(max_examples=30, deadline=None)
 @given(examples(Bounds(max_nodes=4, max_pods=8, without=frozenset({"anti-affinity", "host-ports", "edits",
-                                                                   "spread", "devices"}))))
+                                                                   "spread", "devices", "gangs", "affinity"}))))
 def test_what_is_left_out_is_never_drawn(drawn):
     doc = scenario_doc("fuzz-t", *drawn, "pool-scheduler", CONFIG, "drawn")
     kinds = {next(iter(step)) for step in doc["steps"]}
@@ -120,6 +172,24 @@ def test_what_is_left_out_is_never_drawn(drawn):
     assert not any("pod" in step.get("createPods", {}) for step in doc["steps"])  # no affinity, no ports
     assert not any("devices" in step.get("createPods", {}) for step in doc["steps"])
     assert "deviceClasses" not in doc["cluster"] and not any("devices" in n for n in doc["cluster"]["nodes"])
+    assert not any(GANG_LABEL in step.get("createPods", {}).get("labels", {}) for step in doc["steps"])
+
+
+@pytest.mark.parametrize("config,gangs,timeout", [
+    ("clusters/profiles/gpu-packing-scheduler.yaml", False, 20),  # the longest backoff and 10 s
+    ("clusters/profiles/gang.yaml", True, 30),  # and the Gang plugin's Permit timeout (10 s there)
+])
+def test_gangs_are_drawn_for_a_profile_that_admits_them_and_wait_out_its_permit_timeout(config, gangs, timeout):
+    loaded = load_scheduler_config(ROOT / config)
+    profile = loaded.profile_names[0]
+    assert (loaded.enabled_args(profile, "Gang") is not None) is gangs
+    without = frozenset() if gangs else frozenset({"gangs"})
+    fuzzer = Fuzzer(cluster=None, config=loaded, config_file=ROOT / config, profile=profile,  # type: ignore[arg-type]
+                    bounds=Bounds(without=without), seed=0)
+    try:
+        assert fuzzer.timeout == timeout
+    finally:
+        fuzzer.close()
 
 
 def test_the_same_seed_draws_the_same_examples():
@@ -159,6 +229,8 @@ def test_the_smallest_failure_is_the_one_with_fewer_steps_and_nodes():
     ({"spec": {}, "status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "SchedulerError",
                                              "message": "boom"}]}}, "SchedulerError: boom"),
     ({"spec": {}, "status": {}}, None),
+    ({"spec": {}, "status": {"nominatedNodeName": "n", "conditions": [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]}}, None),  # waiting at Permit
 ])
 def test_a_pod_is_settled_bound_or_refused_and_a_scheduler_error_is_told_apart(pod, verdict):
     assert _settled(pod) == verdict
@@ -177,8 +249,9 @@ def test_a_bad_invariants_field_is_one_line(tmp_path):
 @pytest.mark.parametrize("args,said", [
     (["--max-nodes", "0"], "--max-nodes: must be 1..8, got 0"),
     (["--seed", "-1"], "--seed: must be 0 or more, got -1"),
-    (["--without", "host-ports,gangs"], "--without: 'gangs' is not a feature to leave out (one of anti-affinity, "
-                                        "host-ports, restarts, edits, spread, devices)"),
+    (["--without", "host-ports,preemption"], "--without: 'preemption' is not a feature to leave out (one of "
+                                             "anti-affinity, host-ports, restarts, edits, spread, devices, gangs, "
+                                             "affinity)"),
     (["--profile", "nope"], "--profile 'nope': not a profile of"),
     (["--scheduler-config", "/nonexistent.yaml"], "/nonexistent.yaml"),
 ])
@@ -189,3 +262,14 @@ def test_a_bad_option_is_one_line_and_exit_2_before_anything_starts(args, said, 
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and said in lines[0], done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_a_claim_for_one_colour_loads_where_no_node_has_devices(tmp_path):
+    """The attribute is named with its driver's domain: with no device in the cluster, none is implied."""
+    node = {"cpu": "2", "memory": "4Gi", "pods": 110, "gpus": 0, "labels": [], "taints": [], "unschedulable": False,
+            "devices": 0}
+    pod = {"cpu": "500m", "memory": "512Mi", "gpus": 0, "require": [], "tolerate": [], "devices": 2, "same": True}
+    doc = scenario_doc("fuzz-t", [node], [pod], {"devices": True}, "gpu-packing-scheduler", CONFIG, "drawn")
+    path = tmp_path / "x.scenario.yaml"
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    assert load_scenario(path).pods
