@@ -28,6 +28,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from schedgate.errors import SchedgateError
+from schedgate.objects.groups import GROUP_LABEL, MIN_LABEL, PLUGIN
 
 GPU = "nvidia.com/gpu"
 ZONE, NET, APP = "fuzz.schedgate.io/zone", "fuzz.schedgate.io/net", "fuzz.schedgate.io/app"
@@ -55,7 +56,7 @@ EDITS = ("", "", "label", "untaint", "addNode", "deletePod")  # after a pod ("":
 # count the same domains.
 SPREADS = (None, None, (HOSTNAME, 1), (ZONE, 1), (HOSTNAME, 2))
 # Gangs of schedgate's Gang plugin (go/pkg/gang): a pod's group ("": none), and each group's minimum.
-GANG_PLUGIN, GANG_LABEL, GANG_MIN_LABEL = "Gang", "schedgate.io/gang", "schedgate.io/gang-min"
+GANG_PLUGIN, GANG_LABEL, GANG_MIN_LABEL = PLUGIN, GROUP_LABEL, MIN_LABEL
 GANGS, GANG_MINS = ("", "", "g", "h"), (2, 3)
 # What --without can leave out, for a scheduler that does not claim it (a black box that has no pod affinity):
 # each is then drawn as its first entry (none) and never varies.

@@ -7,6 +7,7 @@ from typing import Any
 
 GROUP_LABEL = "schedgate.io/gang"  # the group
 MIN_LABEL = "schedgate.io/gang-min"  # how many members the group needs
+PLUGIN = "Gang"  # the plugin's name in a scheduler configuration
 
 
 def group_of(pod: dict[str, Any]) -> tuple[str, int] | None:

@@ -15,7 +15,8 @@ baseline's profile; claims from the same templates) in the state the scheduler u
   verdicts differ, and the outcome fails naming the pod, the node the baseline chose and the baseline.
 
 A pod the baseline cannot judge alike is not asked and is named in the step's figure: a member of a gang of
-schedgate's Gang plugin where the baseline's profile does not enable it. The opposite difference (a pod the
+schedgate's Gang plugin where the baseline's profile does not enable it, and a member of a PodGroup (a copy would
+join the group). The opposite difference (a pod the
 scheduler under test bound that the baseline would refuse where it is) is not asked: it would mean taking
 the pod off its node. The invariants judge bound pods.
 """
@@ -31,6 +32,7 @@ from kubernetes import client as k8s
 from schedgate.errors import NotHere
 from schedgate.kube.api import read_json
 from schedgate.kube.poll import PollTimeout, poll_until
+from schedgate.objects.groups import PLUGIN, group_of
 from schedgate.scenarios.declare import DeclaredOutcome, arg
 from schedgate.scenarios.invariants import _settled, wait_decided
 from schedgate.scenarios.outcomes import outcome
@@ -38,7 +40,6 @@ from schedgate.scenarios.perf_steps import BASELINES, _read_baseline
 from schedgate.scenarios.run import Run
 from schedgate.spec.schedconfig import SchedulerConfig
 
-GANG_PLUGIN, GANG_LABEL = "Gang", "schedgate.io/gang"
 SUFFIX = "-baseline"  # the baseline's profile: the one under test's name with it; a copy's name too
 
 
@@ -51,6 +52,15 @@ def copy_of(pod: dict[str, Any], scheduler: str) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "Pod", "spec": spec,
             "metadata": {"name": f"{meta['name']}{SUFFIX}", "labels": meta.get("labels") or {},
                          "annotations": meta.get("annotations") or {}}}
+
+
+def not_asked(pod: dict[str, Any], baseline: str, gangs: bool) -> str:
+    """Why the baseline (profile ``baseline``, admitting gangs of the Gang plugin or not) cannot judge ``pod`` as
+    the scheduler under test did; "" when it can."""
+    group = (group_of(pod) or ("",))[0]
+    if group.startswith("PodGroup/"):
+        return f"a member of {group}, which a copy would join"
+    return f"a gang's member, and {baseline} does not admit gangs" if group and not gangs else ""
 
 
 def never_preempting(config: SchedulerConfig) -> SchedulerConfig:
@@ -88,13 +98,13 @@ class BaselineAgrees(DeclaredOutcome):
             config, binary = r.baseline(mine, self.baseline)
             config = never_preempting(config.renamed(SUFFIX))
             theirs = config.profile_names[0]
-            gangs = config.enabled_args(theirs, GANG_PLUGIN) is not None
+            gangs = config.enabled_args(theirs, PLUGIN) is not None
             proc = r.cluster.start_scheduler(config, binary)
             try:
                 for pod in (p for p in refused if p["spec"].get("schedulerName") == profile):
                     name = pod["metadata"]["name"]
-                    if GANG_LABEL in (pod["metadata"].get("labels") or {}) and not gangs:
-                        skipped.append(f"pod {name}: a gang's member, and {theirs} does not admit gangs")
+                    if why := not_asked(pod, theirs, gangs):
+                        skipped.append(f"pod {name}: {why}")
                         continue
                     asked.append(name)
                     if (node := self._ask(r, core, copy_of(pod, theirs), timeout)) is None:

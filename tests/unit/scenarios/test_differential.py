@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from schedgate.errors import SchedgateError
-from schedgate.scenarios.differential import BaselineAgrees, copy_of, never_preempting
+from schedgate.scenarios.differential import BaselineAgrees, copy_of, never_preempting, not_asked
 from schedgate.scenarios.load import load_scenario
 from schedgate.scenarios.perf_steps import baseline_from
 from schedgate.spec.schedconfig import load_scheduler_config
@@ -81,3 +81,14 @@ def test_a_given_baseline_configuration_serves_the_profile_of_that_name_or_its_o
     conformance = load_scheduler_config(ROOT / "clusters/profiles/conformance.yaml")
     config, _ = baseline_from(conformance, None, lambda: Path("/pinned"))(packing, "in-tree")
     assert config.profile_names == ["conformance-scheduler"]
+
+
+@pytest.mark.parametrize("labels,spec,gangs,why", [
+    ({}, {}, False, ""),
+    ({"schedgate.io/gang": "g", "schedgate.io/gang-min": "2"}, {}, True, ""),
+    ({"schedgate.io/gang": "g", "schedgate.io/gang-min": "2"}, {}, False,
+     "a gang's member, and b-baseline does not admit gangs"),
+    ({}, {"schedulingGroup": {"podGroupName": "pg"}}, True, "a member of PodGroup/pg, which a copy would join"),
+])
+def test_a_gangs_member_is_asked_only_of_a_baseline_that_admits_it_and_never_a_podgroups(labels, spec, gangs, why):
+    assert not_asked({"metadata": {"labels": labels}, "spec": spec}, "b-baseline", gangs) == why
