@@ -87,6 +87,11 @@ class Attempt:
     claims_written: float | None = None                                # ... DynamicResources wrote its last claim
     feasible: int | None = None                                        # feasibleNodes of the bind line
 
+    @property
+    def open(self) -> bool:
+        """Neither bound nor failed yet."""
+        return self.bound_to is None and self.failure is None
+
     def rejected_by(self, node: str, ruled_out: frozenset[str] = frozenset()) -> str:
         """Why ``node`` was not feasible, as far as the log tells: a plugin's own line, the one plugin
         that rejected nodes, or the set it was one of (less ``ruled_out``: plugins that cannot reject it)."""
@@ -156,7 +161,8 @@ class _Reader:
             pod = kv.get("pod") if msg != _MOVED else kv.get("entity") if str(kv.get("type")).lower() == "pod" else None
             if not isinstance(pod, str):
                 continue
-            self._group_cycle(pod, kv.get("podGroup"))
+            if not (_binding(msg, kv) and pod in pods and pods[pod].attempts and pods[pod].attempts[-1].open):
+                self._group_cycle(pod, kv.get("podGroup"))
             if msg == _MOVED:
                 pods.setdefault(pod, PodLog()).moves.append((str(kv.get("event", "")), str(kv.get("queue", ""))))
                 continue
@@ -194,6 +200,15 @@ class _Reader:
         return pods
 
 
+def _binding(msg: str, kv: dict[str, object]) -> bool:
+    """A line of a pod's binding cycle, which runs on beside the scheduling cycles: a member's bind (or its
+    PreBind's failure) may be logged after its group's next cycle began, and belongs to the cycle before
+    (it opens a newer attempt only when the member's last one has ended)."""
+    return msg in ("Successfully bound pod to node", "reserved") or (
+        msg == "Error scheduling pod; retrying" and str(kv.get("err", "")).startswith(_BINDING_ERRORS))
+
+
+_BINDING_ERRORS = ("running PreBind plugin", "running Bind plugin", "binding rejected")
 _MOVED = "Entity moved to an internal scheduling queue"  # by a cluster event (active_queue, backoff_queue V5)
 _GROUP_CYCLE = "Attempting to schedule pod group"  # a PodGroup's cycle (V3): its members' lines name it
 _WANTED = frozenset({_MOVED, _GROUP_CYCLE,

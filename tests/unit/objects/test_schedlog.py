@@ -99,3 +99,33 @@ def test_a_pod_group_cycle_starts_an_attempt_for_each_member_with_the_claim_it_w
     failed, retried = pods["ns-1/a-2"].attempts
     assert failed.started == first.started and failed.error and "allocated elsewhere" in failed.failure
     assert (retried.bound_to, pods["ns-1/a-2"].cycles) == ("n-1", 2)
+
+
+def test_a_members_bind_logged_after_its_groups_next_cycle_began_stays_in_its_own_cycle():
+    """The binding cycles run beside the scheduling cycles: a-2's PreBind failed and its group's next cycle
+    began before a-1's bind was logged (CI, 2026-12-05). a-1 had one cycle, a-2 two: its bind, the first line
+    it logs in the newer cycle, ends an attempt of its own (its attempt before had ended in the error)."""
+    g = 'podGroupType="podgroup" podGroup="ns-1/a"'
+    cycle = ('I1205 20:41:55.{}   77 schedule_one_podgroup.go:126] "Attempting to schedule pod group" '
+             'podGroupType="podgroup" podGroup="ns-1/a"\n')
+    lines = [
+        cycle.format("480000"),
+        f'I1205 20:41:55.485000   77 schedule_one.go:984] "Plugin scored node for pod" {g} pod="ns-1/a-1" '
+        'plugin="VolumeBinding" node="n-1" score=0\n',
+        f'I1205 20:41:55.486000   77 schedule_one.go:984] "Plugin scored node for pod" {g} pod="ns-1/a-2" '
+        'plugin="VolumeBinding" node="n-1" score=0\n',
+        f'E1205 20:41:55.491000   77 schedule_one.go:1198] "Error scheduling pod; retrying" err="running PreBind '
+        f'plugin \\"DynamicResources\\": claim ns-1/a-x got allocated elsewhere in the meantime" {g} pod="ns-1/a-2"\n',
+        cycle.format("492000"),
+        f'I1205 20:41:55.493000   77 dynamicresources.go:1964] "reserved" logger="PreBind.DynamicResources" {g} '
+        'pod="ns-1/a-1" node="n-1" resourceclaim="ns-1/a-x"\n',
+        f'I1205 20:41:55.494000   77 schedule_one.go:483] "Successfully bound pod to node" {g} pod="ns-1/a-1" '
+        'node="n-1" evaluatedNodes=2 feasibleNodes=1\n',
+        f'I1205 20:41:55.505000   77 schedule_one.go:483] "Successfully bound pod to node" {g} pod="ns-1/a-2" '
+        'node="n-1" evaluatedNodes=1 feasibleNodes=1\n',
+    ]
+    pods = parse(lines)
+    only, = pods["ns-1/a-1"].attempts
+    assert (pods["ns-1/a-1"].cycles, only.bound_to, only.claims_written) == (1, "n-1", 20 * 3600 + 41 * 60 + 55.493)
+    failed, retried = pods["ns-1/a-2"].attempts
+    assert failed.error and (retried.bound_to, pods["ns-1/a-2"].cycles) == ("n-1", 2)
