@@ -58,9 +58,15 @@ SPREADS = (None, None, (HOSTNAME, 1), (ZONE, 1), (HOSTNAME, 2))
 # Gangs of schedgate's Gang plugin (go/pkg/gang): a pod's group ("": none), and each group's minimum.
 GANG_PLUGIN, GANG_LABEL, GANG_MIN_LABEL = PLUGIN, GROUP_LABEL, MIN_LABEL
 GANGS, GANG_MINS = ("", "", "g", "h"), (2, 3)
+# A pod's PriorityClass ("": none, priority 0): the preemptions a higher one may make are judged by the events
+# that name their victims. A pod that must never be deleted (of an app that spreads or that some pod requires, a
+# gang's member, a pod with devices, whose claim a victim's would leave allocated a moment) has the highest.
+PRIORITIES = ("", "", "low", "high")
+PRIORITY_VALUES = {"low": 100, "high": 1000}
+PRIORITY_CLASS = "fuzz-{}"
 # What --without can leave out, for a scheduler that does not claim it (a black box that has no pod affinity):
 # each is then drawn as its first entry (none) and never varies.
-FEATURES = ("anti-affinity", "host-ports", "restarts", "edits", "spread", "devices", "gangs", "affinity")
+FEATURES = ("anti-affinity", "host-ports", "restarts", "edits", "spread", "devices", "gangs", "affinity", "preemption")
 LIMITS = {"examples": (1, 10_000), "max_nodes": (1, 8), "max_pods": (1, 30), "budget": (1, 86_400)}
 
 
@@ -109,6 +115,7 @@ def _pod(without: frozenset[str]) -> st.SearchStrategy[dict[str, Any]]:
         "near": unless("affinity", st.sampled_from(APPS), ""),  # a required affinity to another app on its node
         "port": unless("host-ports", st.sampled_from(PORTS), 0), "devices": st.sampled_from(POD_DEVICES),
         "gang": unless("gangs", st.sampled_from(GANGS), ""), "same": st.booleans(),
+        "priority": unless("preemption", st.sampled_from(PRIORITIES), ""),
         # then an edit: its kind, which node or earlier pod (modulo how many there are), which label
         "then": unless("edits", st.sampled_from(EDITS), ""), "at": st.integers(0, 7), "label": st.sampled_from(LABELS),
     })
@@ -175,6 +182,8 @@ def pod_step(i: int, p: dict[str, Any], profile: str, shared: Shared | None = No
         labels.update({GANG_LABEL: p["gang"], GANG_MIN_LABEL: str(least)})
     if labels:
         out["labels"] = labels
+    if p.get("priority"):
+        out["priorityClass"] = PRIORITY_CLASS.format(p["priority"])
     spec: dict[str, Any] = {}
     if p.get("avoid"):  # no two pods of that app on one node, this one included
         spec.setdefault("affinity", {})["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
@@ -253,12 +262,19 @@ def scenario_doc(name: str, nodes: list[dict[str, Any]], pods: list[dict[str, An
     world = _World(copy.deepcopy(entries), spreads)
     # the apps some pod requires beside it: none of their pods is deleted (a bound pod's affinity would break)
     required = {p["near"] for p in pods if p.get("near") and p["near"] != p.get("app")}
-    steps: list[dict[str, Any]] = []
+    prioritized = any(p.get("priority") for p in pods)
+    steps: list[dict[str, Any]] = [{"apply": {"manifest": {
+        "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+        "metadata": {"name": PRIORITY_CLASS.format(c)}, "value": PRIORITY_VALUES[c]}}}
+        for c in PRIORITY_VALUES if prioritized]
     for i, p in enumerate(pods):
+        counted = p.get("app") and (spreads.get(p["app"]) or p["app"] in required)  # by a spread or an affinity
+        kept = bool(counted or (p.get("gang") and shared.get("gangs")))
+        if prioritized and (kept or (shared.get("devices") and p.get("devices"))):  # never a victim
+            p = {**p, "priority": "high"}
         steps += _around(pod_step(i, p, profile, shared), p, profile)
         world.pods += 1
-        counted = p.get("app") and (spreads.get(p["app"]) or p["app"] in required)  # by a spread or an affinity
-        if counted or (p.get("gang") and shared.get("gangs")):
+        if kept:
             world.kept.add(f"pod-{i}")
         here = [f"pod-{j}" for j in range(i + 1) if f"pod-{j}" not in world.deleted]
         if (edit := world.edit(p)) is not None:  # after every verdict so far: each refusal one the edit may undo

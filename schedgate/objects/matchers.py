@@ -175,7 +175,8 @@ def bound() -> Matcher:
 
 
 def decided() -> Matcher:
-    """Bound, or the scheduler has recorded why not (PodScheduled=False)."""
+    """Bound, or the scheduler has recorded why not (PodScheduled=False), or gone: a pod the scheduler
+    preempted (deleted) waits for nothing more."""
 
     def check(p: dict[str, Any]) -> Check:
         cond = pod_condition(p)
@@ -183,4 +184,4 @@ def decided() -> Matcher:
             return MATCH
         return pending()
 
-    return FnMatcher("bound or PodScheduled=False", check)
+    return FnMatcher("bound, PodScheduled=False or gone", check, on_missing=MATCH)

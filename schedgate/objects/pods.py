@@ -39,6 +39,7 @@ class Pod:
     created_wall: float = field(default_factory=time.time)  # epoch seconds, to compare with event times
     raw: dict[str, Any] | None = None
     bound_seen_at: float | None = None
+    priority: int | None = None  # spec.priority as the API server admitted it (its answer to the create)
 
     def __repr__(self) -> str:
         return f"Pod({self.ns.name}/{self.name})"
@@ -201,7 +202,9 @@ class Namespace:
                            self.name, claim_template(builder.device_requests))
         self.host.settle()
         pod = Pod(ns=self, name=builder.name, builder=builder)
-        self.host.core.create_namespaced_pod(self.name, body)
+        created = self.host.core.create_namespaced_pod(self.name, body)
+        priority = getattr(getattr(created, "spec", None), "priority", None)
+        pod.priority = priority if isinstance(priority, int) else None
         self.pods.append(pod)
         return pod
 

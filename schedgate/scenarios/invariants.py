@@ -17,7 +17,11 @@ time, provided no counted pod was deleted and no domain added after the pods cam
 every claim of a bound pod is allocated, reserved for it and allocated for its node, from devices published
 there, and no device is allocated to two claims (unless its slice allows it). A group of schedgate's Gang
 plugin (labels ``schedgate.io/gang`` and ``schedgate.io/gang-min``) with members bound binds whole: fewer
-bound than its minimum fails at the deadline (its members bind one by one, so not at once). With
+bound than its minimum fails at the deadline (its members bind one by one, so not at once). Each victim the
+scheduler's "Preempted" events name has a lower priority than its preemptor (the victim's as the API server
+admitted it when the test made it), was bound (its "Scheduled" event) to the node the event says it was
+preempted on, and that node is not one the preemptor's own nodeSelector, required node affinity, taints or
+requests alone exclude (a victim preempted in the scheduler's memory, never bound, is judged by priority). With
 ``noMissedFit``, it then waits, under the same deadline, until no pod left Unschedulable fits a node in the
 oracle's eyes (a pod with claims, or a gang's member, is not judged so, and is named): sound when nothing
 was tightened after the pods came (a label only added, a taint only removed, nodes only added, pods only
@@ -28,6 +32,7 @@ are printed as a figure; a constraint outside them is not judged.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from collections.abc import Sequence
@@ -66,16 +71,49 @@ def _settled(pod: dict[str, Any]) -> str | None:
 
 
 def judge(nodes: list[dict[str, Any]], pods: list[dict[str, Any]], claims: Sequence[dict[str, Any]] = (),
-          slices: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
-    """The oracle's verdict on these nodes, pods, ResourceClaims and ResourceSlices: ``checks``, ``violations``,
-    ``fits``, ``skipped`` (see its source)."""
+          slices: Sequence[dict[str, Any]] = (), preemptions: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """The oracle's verdict on these nodes, pods, ResourceClaims, ResourceSlices and preemptions
+    (:func:`preemptions`): ``checks``, ``violations``, ``fits``, ``skipped`` (see its source)."""
     done = subprocess.run([str(ensure_tool(ORACLE))], input=json.dumps(
-        {"nodes": nodes, "pods": pods, "claims": list(claims), "slices": list(slices)}),
+        {"nodes": nodes, "pods": pods, "claims": list(claims), "slices": list(slices),
+         "preemptions": list(preemptions)}),
                           capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         raise AssertionError(f"{ORACLE} failed: {done.stderr.strip()[-500:]}")
     verdict: dict[str, Any] = json.loads(done.stdout)
     return verdict
+
+
+# kube-scheduler's events (v1.35-v1.37): a victim's "Preempted" (its preemptor's kind and UID), a pod's "Scheduled"
+_PREEMPTED = re.compile(r"^Preempted by (.+) (\S+) on node (\S+?)( \(in kube-scheduler memory\)\.)?$")
+_ASSIGNED = re.compile(r"^Successfully assigned \S+/\S+ to (\S+)$")
+
+
+def preemptions(r: Run, events: list[dict[str, Any]], pods: list[dict[str, Any]]) -> tuple[list[dict[str, Any]],
+                                                                                              list[str]]:
+    """Each victim the test's "Preempted" events name, for the oracle: its priority (as the API server admitted
+    it when the test made it: the victim itself is gone), the node its "Scheduled" event bound it to, its
+    preemptor (the test's pod of the UID the event names, among ``pods``) and the node preempted on; and the
+    events not judged (a preemptor that is no pod, or gone), with why."""
+    bound = {e["regarding"]["name"]: m.group(1) for e in events if e.get("reason") == "Scheduled"
+             and (e.get("regarding") or {}).get("name") and (m := _ASSIGNED.match(e.get("note") or ""))}
+    by_uid = {p["metadata"].get("uid"): p["metadata"]["name"] for p in pods}
+    out: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    for e in events:
+        victim = (e.get("regarding") or {}).get("name")
+        if e.get("reason") != "Preempted" or not victim or not (m := _PREEMPTED.match(e.get("note") or "")):
+            continue
+        kind, uid, node, in_memory = m.groups()
+        if kind != "pod" or uid not in by_uid:
+            skipped.append(f"preemption: victim {victim}: its preemptor ({kind} {uid}) is "
+                           + ("no pod" if kind != "pod" else "gone") + ", not judged")
+            continue
+        made = r.pods.get(victim)
+        out.append({"victim": f"{r.ns.name}/{victim}", "victimPriority": made.priority if made else None,
+                    "victimNode": bound.get(victim, ""), "preemptor": f"{r.ns.name}/{by_uid[uid]}",
+                    "node": node, "inMemory": bool(in_memory)})
+    return out, skipped
 
 
 def verdicts(r: Run, core: k8s.CoreV1Api, items: list[dict[str, Any]] | None = None) -> dict[str, str | None]:
@@ -112,8 +150,9 @@ class Invariants(DeclaredOutcome):
     SchedulerError, which the scheduler retries, fails there); then, judged by upstream's helpers, no node over
     its allocatable, no bound pod on a node its nodeSelector, required node affinity or taints exclude, no
     two pods in one domain that a required pod anti-affinity term keeps apart or on one node with one host port,
-    no bound pod where upstream's PodTopologySpread filter refuses its hard spread, and no gang of the Gang plugin
-    bound in part by the deadline."""
+    no bound pod where upstream's PodTopologySpread filter refuses its hard spread, no gang of the Gang plugin
+    bound in part by the deadline, and no preemption's victim of the preemptor's priority or above, from another
+    node than the one preempted on, or on a node the preemptor's own constraints exclude."""
 
     no_missed_fit: bool = arg("noMissedFit", "also wait, within the deadline, until no pod left Unschedulable fits "
                                              "a node: one that fits is owed a binding (sound when nothing was "
@@ -144,7 +183,9 @@ class Invariants(DeclaredOutcome):
             if not settled():
                 return False
             verdict = self.judged(r, core)
+            judged = verdict.get("preempted")
             checks[:] = [*(verdict.get("checks") or []),
+                         *([f"preemption: {judged} victim(s) judged"] if judged else []),
                          *(s.replace(mine, "") for s in verdict.get("skipped") or [])]
             broken = [f"{v['rule']}: " + (f"pod {pod(v['pod'])} on {v['node']}" if v.get("pod")
                                           else f"node {v['node']}") + f": {v['detail'].replace(mine, '')}"
@@ -177,5 +218,10 @@ class Invariants(DeclaredOutcome):
         claims = read_json(res.list_resource_claim_for_all_namespaces).get("items") or []
         slices = [s for s in read_json(res.list_resource_slice).get("items") or []
                   if (s.get("spec") or {}).get("nodeName") != r.cluster.sync_node]
-        return judge(nodes, [p for p in everywhere if (p.get("spec") or {}).get("nodeName") in names
-                             or p["metadata"]["namespace"] == r.ns.name], claims, slices)
+        victims, unjudged = preemptions(r, read_json(r.cluster.events_api.list_namespaced_event, r.ns.name)
+                                        .get("items") or [], [p for p in everywhere
+                                                              if p["metadata"]["namespace"] == r.ns.name])
+        verdict = judge(nodes, [p for p in everywhere if (p.get("spec") or {}).get("nodeName") in names
+                                or p["metadata"]["namespace"] == r.ns.name], claims, slices, victims)
+        verdict["skipped"], verdict["preempted"] = [*(verdict.get("skipped") or []), *unjudged], len(victims)
+        return verdict

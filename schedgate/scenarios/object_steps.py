@@ -7,6 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from kubernetes import client as k8s
+from kubernetes.client.exceptions import ApiException
+
+from schedgate.kube.poll import poll_until
 from schedgate.objects.builders import PLACEHOLDER_IMAGE
 from schedgate.scenarios.declare import Declared, arg, read_string
 from schedgate.scenarios.node_steps import NodeStep
@@ -70,6 +74,28 @@ class Apply(Declared):
         image = r.cluster.backend.pod_image
         for manifest in self.objects:
             r.objects.create(_with_image(manifest, image) if image != PLACEHOLDER_IMAGE else manifest)
+            if manifest["kind"] == "PriorityClass":
+                _in_effect(r, str(manifest["metadata"]["name"]))
+
+
+def _in_effect(r: Run, priority_class: str, timeout: float = 30.0) -> None:
+    """Wait until the API server's Priority admission, which reads PriorityClasses from its own informer,
+    admits a pod naming ``priority_class`` (a dry run, stored nowhere): a pod made at once after the class
+    could be refused ("no PriorityClass with name ... was found"), most of all a class deleted and made again."""
+    core = k8s.CoreV1Api(r.cluster.api)
+    probe: Any = {"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "schedgate-priority-probe-"},
+             "spec": {"priorityClassName": priority_class, "containers": [{"name": "c", "image": PLACEHOLDER_IMAGE}]}}
+
+    def admitted() -> bool:
+        try:
+            core.create_namespaced_pod(r.ns.name, probe, dry_run="All")
+        except ApiException as e:
+            if e.status == 403 and "no PriorityClass" in str(e.body):
+                return False
+            raise
+        return True
+
+    poll_until(admitted, f"PriorityClass {priority_class} admitted by the API server", timeout, interval=0.05)
 
 
 def _with_image(doc: Any, image: str) -> Any:

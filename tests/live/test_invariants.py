@@ -63,3 +63,20 @@ def test_a_spread_counting_a_pod_placed_under_other_rules_is_named_as_not_judged
 def test_pods_that_all_carry_one_spread_are_judged(cluster, ns, tmp_path):
     said = checked(cluster, ns, tmp_path, spread("web-0") + spread("web-1"))
     assert "topologySpread" in said.split("; ") and "not judged" not in said, said
+
+
+def test_a_preemption_is_judged_by_the_events_that_name_its_victim(cluster, ns, tmp_path):
+    """A high-priority pod that fits node cpu-1 only without a low-priority one there evicts it: one victim,
+    judged (lower priority, from the node preempted on, a node the preemptor may use), and nothing broken."""
+    said = checked(cluster, ns, tmp_path, f"""
+  - apply: {{manifest: {{apiVersion: scheduling.k8s.io/v1, kind: PriorityClass, metadata: {{name: low}},
+              value: 100}}}}
+  - apply: {{manifest: {{apiVersion: scheduling.k8s.io/v1, kind: PriorityClass, metadata: {{name: high}},
+              value: 1000}}}}
+  - createPods: {{name: victim, scheduler: {PACKING}, cpu: "30", priorityClass: low,
+                  requireLabels: {{kubernetes.io/hostname: cpu-1}}}}
+  - wait: {{pods: victim, until: scheduled}}
+  - createPods: {{name: preemptor, scheduler: {PACKING}, cpu: "10", priorityClass: high,
+                  requireLabels: {{kubernetes.io/hostname: cpu-1}}}}
+  - wait: {{pods: preemptor, until: scheduled}}""")
+    assert "preemption: 1 victim(s) judged" in said.split("; ") and "not judged" not in said, said

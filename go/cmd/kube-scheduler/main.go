@@ -17,6 +17,7 @@ import (
 	"schedgate/pkg/mutant"
 	"schedgate/pkg/networkslots"
 	"schedgate/pkg/tenantfilter"
+	"schedgate/pkg/wrappedpreemption"
 )
 
 // plugins lists the out-of-tree plugins compiled into this scheduler. Each
@@ -25,6 +26,7 @@ var plugins = []app.Option{
 	app.WithPlugin(gang.Name, gang.New),
 	app.WithPlugin(networkslots.Name, networkslots.New),
 	app.WithPlugin(tenantfilter.Name, tenantfilter.New),
+	app.WithPlugin(wrappedpreemption.Name, wrappedpreemption.New),
 }
 
 // noConsumableCapacity is the scheduler itself built without DRAConsumableCapacity (the gate forced off

@@ -16,9 +16,11 @@
 // are; a claim of a bound pod not allocated, not reserved for it or allocated
 // for another node, or a device allocated to two claims), and for each pod
 // bound to no node (but one with claims), the nodes it would fit now by the
-// same checks; and each group of schedgate's Gang plugin bound in part
-// ("partial": fewer members bound than its minimum, but some). A check it
-// cannot make for a pod is listed in "skipped", with why.
+// same checks; each group of schedgate's Gang plugin bound in part
+// ("partial": fewer members bound than its minimum, but some); and each
+// preemption given (a victim of a lower priority than its preemptor's, taken
+// from the node preempted on, which the preemptor's own constraints do not
+// exclude). A check it cannot make for a pod is listed in "skipped", with why.
 package main
 
 import (
@@ -41,13 +43,15 @@ import (
 
 // Checks names what this oracle evaluates; a constraint outside them is not judged.
 var Checks = []string{"resources", "nodeAffinity", "taints", "podAntiAffinity", "hostPorts", "topologySpread",
-	"podAffinity", "devices", "gang"}
+	"podAffinity", "devices", "gang", "preemption"}
 
 type input struct {
 	Nodes  []v1.Node                   `json:"nodes"`
 	Pods   []v1.Pod                    `json:"pods"`
 	Claims []resourceapi.ResourceClaim `json:"claims"`
 	Slices []resourceapi.ResourceSlice `json:"slices"`
+	// Preemptions are the victims the scheduler's "Preempted" events name (preemption.go).
+	Preemptions []Preemption `json:"preemptions"`
 }
 
 // Violation is one broken rule: the pod, the node it is bound to, and why.
@@ -165,6 +169,7 @@ func judge(in input) (output, error) {
 		}
 	}
 	judgeDevices(&out, nodes, bound, in.Claims, in.Slices)
+	judgePreemptions(&out, nodes, in.Pods, in.Preemptions)
 	for i := range in.Pods {
 		p := &in.Pods[i]
 		if p.Spec.NodeName != "" || !running(p) {

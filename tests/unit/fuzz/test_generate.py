@@ -63,8 +63,33 @@ def test_every_edit_only_makes_room(drawn):
         elif kind == "deletePods":
             assert body["pods"] in made[:-1]
             made.remove(body["pods"])
+        elif kind == "apply":
+            assert body["manifest"]["kind"] == "PriorityClass"
         else:
             assert kind in ("stopScheduler", "startScheduler", "expect", "wait"), kind
+
+
+@settings(max_examples=80, deadline=None)
+@given(examples(Bounds(max_nodes=4, max_pods=8)))
+def test_a_pod_that_must_not_be_deleted_is_never_a_possible_victim(drawn):
+    """Preemption deletes pods, so what spread, affinity, gangs and devices are judged on at the end rests on
+    this: a pod of an app that spreads or that some pod requires, a gang's member and a pod with devices has the
+    highest PriorityClass where any pod has one; every class a pod names is applied before the pods come."""
+    doc = scenario_doc("fuzz-t", *drawn, "gpu-packing-scheduler", CONFIG, "drawn")
+    applied = [s["apply"]["manifest"] for s in doc["steps"] if "apply" in s]
+    top = max((c["value"] for c in applied), default=None)
+    values = {c["metadata"]["name"]: c["value"] for c in applied}
+    pods = [s["createPods"] for s in doc["steps"] if "createPods" in s]
+    required = {t["labelSelector"]["matchLabels"][APP] for p in pods for t in
+                (((p.get("pod") or {}).get("spec") or {}).get("affinity") or {}).get("podAffinity", {}).get(
+                    "requiredDuringSchedulingIgnoredDuringExecution", [])}
+    for p in pods:
+        assert p.get("priorityClass") is None or p["priorityClass"] in values
+        labels = p.get("labels") or {}
+        spec = (p.get("pod") or {}).get("spec") or {}
+        if top is not None and (spec.get("topologySpreadConstraints") or labels.get(APP) in required
+                                or GANG_LABEL in labels or p.get("devices")):
+            assert values[p["priorityClass"]] == top, p
 
 
 @settings(max_examples=80, deadline=None)
@@ -164,7 +189,8 @@ def test_an_affinity_names_another_app_on_the_node_and_none_of_its_pods_is_delet
 
 @settings(max_examples=30, deadline=None)
 @given(examples(Bounds(max_nodes=4, max_pods=8, without=frozenset({"anti-affinity", "host-ports", "edits",
-                                                                   "spread", "devices", "gangs", "affinity"}))))
+                                                                   "spread", "devices", "gangs", "affinity",
+                                                                   "preemption"}))))
 def test_what_is_left_out_is_never_drawn(drawn):
     doc = scenario_doc("fuzz-t", *drawn, "pool-scheduler", CONFIG, "drawn")
     kinds = {next(iter(step)) for step in doc["steps"]}
@@ -173,6 +199,7 @@ def test_what_is_left_out_is_never_drawn(drawn):
     assert not any("devices" in step.get("createPods", {}) for step in doc["steps"])
     assert "deviceClasses" not in doc["cluster"] and not any("devices" in n for n in doc["cluster"]["nodes"])
     assert not any(GANG_LABEL in step.get("createPods", {}).get("labels", {}) for step in doc["steps"])
+    assert not any("priorityClass" in step.get("createPods", {}) for step in doc["steps"])
 
 
 @pytest.mark.parametrize("config,gangs,timeout", [
@@ -249,9 +276,9 @@ def test_a_bad_invariants_field_is_one_line(tmp_path):
 @pytest.mark.parametrize("args,said", [
     (["--max-nodes", "0"], "--max-nodes: must be 1..8, got 0"),
     (["--seed", "-1"], "--seed: must be 0 or more, got -1"),
-    (["--without", "host-ports,preemption"], "--without: 'preemption' is not a feature to leave out (one of "
-                                             "anti-affinity, host-ports, restarts, edits, spread, devices, gangs, "
-                                             "affinity)"),
+    (["--without", "host-ports,evictions"], "--without: 'evictions' is not a feature to leave out (one of "
+                                            "anti-affinity, host-ports, restarts, edits, spread, devices, gangs, "
+                                            "affinity, preemption)"),
     (["--profile", "nope"], "--profile 'nope': not a profile of"),
     (["--scheduler-config", "/nonexistent.yaml"], "/nonexistent.yaml"),
 ])
@@ -273,3 +300,40 @@ def test_a_claim_for_one_colour_loads_where_no_node_has_devices(tmp_path):
     path = tmp_path / "x.scenario.yaml"
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     assert load_scenario(path).pods
+
+
+def test_preemptions_are_read_from_the_victims_events_with_the_priority_admitted_when_made():
+    """A victim is gone by the time the invariants run: its priority is the one the API server gave it when the
+    test made it, its node the one its "Scheduled" event names; its preemptor the test's pod of the UID its
+    "Preempted" event names. A preemptor that is gone, or no pod, is named, not judged."""
+    from types import SimpleNamespace
+
+    from schedgate.scenarios.invariants import preemptions
+
+    def event(reason: str, pod: str, note: str) -> dict[str, object]:
+        return {"reason": reason, "regarding": {"kind": "Pod", "name": pod}, "note": note}
+
+    r = SimpleNamespace(ns=SimpleNamespace(name="ns-1"), pods={"v": SimpleNamespace(priority=100),
+                                                               "w": SimpleNamespace(priority=None)})
+    events = [event("Scheduled", "v", "Successfully assigned ns-1/v to node-2"),
+              event("Preempted", "v", "Preempted by pod u-1 on node node-2"),
+              event("Preempted", "w", "Preempted by pod u-1 on node node-0 (in kube-scheduler memory)."),
+              event("Preempted", "x", "Preempted by pod u-9 on node node-0"),
+              event("Preempted", "y", "Preempted by pod group u-7 on node node-0")]
+    out, skipped = preemptions(r, events, [{"metadata": {"name": "p", "uid": "u-1"}}])  # type: ignore[arg-type]
+    assert out == [
+        {"victim": "ns-1/v", "victimPriority": 100, "victimNode": "node-2", "preemptor": "ns-1/p", "node": "node-2",
+         "inMemory": False},
+        {"victim": "ns-1/w", "victimPriority": None, "victimNode": "", "preemptor": "ns-1/p", "node": "node-0",
+         "inMemory": True}]
+    assert skipped == ["preemption: victim x: its preemptor (pod u-9) is gone, not judged",
+                       "preemption: victim y: its preemptor (pod group u-7) is no pod, not judged"]
+
+
+def test_a_pod_gone_is_decided():
+    """A preemption's victim is deleted: a wait until every pod so far is decided does not wait for it."""
+    from schedgate.kube.watch import MATCH
+    from schedgate.objects.matchers import decided
+
+    assert decided()(None) == MATCH
+    assert decided()({"spec": {}, "status": {}}).verdict.value == "pending"
