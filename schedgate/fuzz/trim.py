@@ -5,7 +5,7 @@ how many there are: taking a pod out of the drawing moves every later edit's tar
 that needs an edit rarely keeps it failing. Here the cuts are made on the document, where every name stays:
 a pod out (its step, a stop and start of its scheduler around it, its deletion, its name in the waits), an
 edit out (with the wait before it; a node's later edits with the node), a restart out, a node of the cluster
-out (with its edits). A cut is kept while the
+out (with its edits), a pod's PriorityClass out (the classes' own steps with the last). A cut is kept while the
 document still fails with the same rule (:func:`rule`).
 """
 
@@ -75,6 +75,18 @@ def without_node(doc: dict[str, Any], name: str) -> dict[str, Any]:
     return out
 
 
+def without_class(doc: dict[str, Any], name: str) -> dict[str, Any]:
+    """Pod ``name`` without its PriorityClass; where no pod names one then, the classes' ``apply`` steps out."""
+    out = copy.deepcopy(doc)
+    for s in out["steps"]:
+        if _kind(s) == "createPods" and s["createPods"]["name"] == name:
+            s["createPods"].pop("priorityClass", None)
+    if not any(_kind(s) == "createPods" and "priorityClass" in s["createPods"] for s in out["steps"]):
+        out["steps"] = [s for s in out["steps"] if not (_kind(s) == "apply" and
+                                                        s["apply"]["manifest"].get("kind") == "PriorityClass")]
+    return out
+
+
 def cuts(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """Each smaller document one cut makes, the last steps' first (they depend on fewer others)."""
     steps = doc["steps"]
@@ -91,3 +103,6 @@ def cuts(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
     nodes = doc["cluster"]["nodes"]
     for node in reversed(nodes) if len(nodes) > 1 else ():  # a node an addNodes step copied stays: it is a step's
         yield without_node(doc, node["name"])
+    for s in reversed(steps):
+        if _kind(s) == "createPods" and "priorityClass" in s["createPods"]:
+            yield without_class(doc, s["createPods"]["name"])

@@ -261,7 +261,8 @@ class Metric(DeclaredOutcome):
     """A scheduler's /metrics sample (summed over matching labels) within bounds. A counter (and a
     histogram's count, sum and buckets) is counted from the scenario's start: the scheduler is the session's,
     and an earlier test's errors are not this scenario's (a counter that went back, a restarted scheduler,
-    is counted from 0)."""
+    is counted from 0). Each cache barrier (a sync step, or the one after a node edit) adds its probe's
+    attempt: an unschedulable one and, where the profile preempts, a preemption attempt."""
 
     RULE: ClassVar[Schema] = NEEDS_BOUND
     scheduler: str = arg("scheduler", "the profile of a running scheduler", STR, read_string)

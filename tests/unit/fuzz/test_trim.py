@@ -9,7 +9,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 
 from schedgate.fuzz.generate import Bounds, examples, scenario_doc, size
-from schedgate.fuzz.trim import cuts, rule, without_node, without_pod, without_step
+from schedgate.fuzz.trim import cuts, rule, without_class, without_node, without_pod, without_step
 from schedgate.scenarios.load import load_scenario
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -52,6 +52,20 @@ def test_an_added_node_leaves_with_its_wait_and_its_later_edits():
                           "wait", "deletePods", "expect"]
 
 
+def test_a_pod_leaves_its_priority_class_and_the_last_one_takes_the_classes_steps():
+    classes = [{"apply": {"manifest": {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                       "metadata": {"name": f"fuzz-{c}"}, "value": v}}} for c, v in (("low", 100),
+                                                                                               ("high", 1000))]
+    doc = {**DOC, "steps": [*classes, {"createPods": {**pod("pod-0")["createPods"], "priorityClass": "fuzz-low"}},
+                            {"createPods": {**pod("pod-1")["createPods"], "priorityClass": "fuzz-high"}},
+                            DOC["steps"][-1]]}
+    one = without_class(doc, "pod-1")
+    assert kinds(one) == ["apply", "apply", "createPods", "createPods", "expect"]
+    assert [s["createPods"].get("priorityClass") for s in one["steps"] if "createPods" in s] == ["fuzz-low", None]
+    assert kinds(without_class(one, "pod-0")) == ["createPods", "createPods", "expect"]
+    assert [kinds(c) for c in cuts(doc)][-2:] == [kinds(one), kinds(one)]  # the class cuts come last
+
+
 def test_a_rule_is_what_broke_without_names_or_numbers():
     said = "steps[16] expect (line 177): invariants broken:\n  missed fit: pod pod-5 is Unschedulable but fits node-1"
     assert rule(said) == "missed fit"
@@ -63,7 +77,7 @@ def test_a_rule_is_what_broke_without_names_or_numbers():
 def test_every_cut_of_a_drawn_example_is_a_smaller_file_the_loader_accepts(tmp_path, drawn):
     doc = scenario_doc("fuzz-t", *drawn, P, CONFIG, "drawn")
     for i, smaller in enumerate(cuts(doc)):
-        assert size(smaller)[0] < size(doc)[0]  # steps and nodes
+        assert size(smaller) < size(doc)  # steps and nodes, then the text (a class taken off a pod)
         path = tmp_path / f"c{i}.scenario.yaml"
         path.write_text(yaml.safe_dump(smaller, sort_keys=False))
         load_scenario(path)
