@@ -25,7 +25,9 @@ requests alone exclude (a victim preempted in the scheduler's memory, never boun
 ``noMissedFit``, it then waits, under the same deadline, until no pod left Unschedulable fits a node in the
 oracle's eyes (a pod with claims, or a gang's member, is not judged so, and is named): sound when nothing
 was tightened after the pods came (a label only added, a taint only removed, nodes only added, pods only
-deleted), as in a generated scenario. The checks the oracle ran, and those it left out for a pod (with why),
+deleted), as in a generated scenario. A broken rule of a pod the test did not make, or of a node holding none
+of its pods, is left out and counted in the figure (kind's cordoned control plane holds static pods). The
+checks the oracle ran, and those it left out for a pod (with why),
 are printed as a figure; a constraint outside them is not judged.
 """
 
@@ -223,5 +225,19 @@ class Invariants(DeclaredOutcome):
                                                               if p["metadata"]["namespace"] == r.ns.name])
         verdict = judge(nodes, [p for p in everywhere if (p.get("spec") or {}).get("nodeName") in names
                                 or p["metadata"]["namespace"] == r.ns.name], claims, slices, victims)
-        verdict["skipped"], verdict["preempted"] = [*(verdict.get("skipped") or []), *unjudged], len(victims)
+        mine = {(p.get("spec") or {}).get("nodeName") for p in everywhere if p["metadata"]["namespace"] == r.ns.name}
+        kept = [v for v in verdict.get("violations") or [] if _ours(v, r.ns.name, mine)]
+        others = len(verdict.get("violations") or []) - len(kept)
+        verdict["violations"], verdict["preempted"] = kept, len(victims)
+        verdict["skipped"] = [*(verdict.get("skipped") or []), *unjudged, *(
+            [f"{others} broken rule(s) of pods the test did not make, or of nodes holding none of its pods: left "
+             "out (a kind control plane's static pods on its cordoned node are no scheduler's placements)"]
+            if others else [])]
         return verdict
+
+
+def _ours(v: dict[str, Any], ns: str, nodes: set[str | None]) -> bool:
+    """A violation that concerns the test's placements: one of its pods, or a node holding one."""
+    if v.get("pod"):
+        return str(v["pod"]).startswith(f"{ns}/") or f"{ns}/" in str(v.get("detail", ""))
+    return v.get("node") in nodes

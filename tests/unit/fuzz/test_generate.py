@@ -337,3 +337,17 @@ def test_a_pod_gone_is_decided():
 
     assert decided()(None) == MATCH
     assert decided()({"spec": {}, "status": {}}).verdict.value == "pending"
+
+
+def test_a_violation_is_the_tests_when_it_names_one_of_its_pods_or_a_node_holding_one():
+    """On kind the control plane is cordoned and holds static pods no scheduler placed: not the test's."""
+    from schedgate.scenarios.invariants import _ours
+
+    def v(pod: str, node: str, detail: str = "") -> dict[str, str]:
+        return {"rule": "taints", "pod": pod, "node": node, "detail": detail}
+
+    assert _ours(v("ns-1/a", "node-0"), "ns-1", {"node-0"})
+    assert _ours(v("kube-system/x", "node-0", "pods kube-system/x and ns-1/a share ..."), "ns-1", {"node-0"})
+    assert not _ours(v("kube-system/etcd", "kind-control-plane"), "ns-1", {"node-0"})
+    assert _ours({"rule": "resources", "node": "node-0", "detail": "cpu"}, "ns-1", {"node-0"})
+    assert not _ours({"rule": "resources", "node": "kind-control-plane", "detail": "cpu"}, "ns-1", {"node-0"})
