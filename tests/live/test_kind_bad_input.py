@@ -107,6 +107,7 @@ def node_tools_built() -> bool:
     return any((d / "kind").is_file() for d in (cache_root() / "kind" / "bin").glob("kubernetes-*"))
 
 
+@pytest.mark.schedgate_exclusive  # its cluster's containers exist a while: the cases beside it count them
 @pytest.mark.skipif(not node_tools_built(), reason="kind's node tools are not built yet (make kind-image)")
 def test_a_node_image_kind_cannot_boot_is_one_line_and_its_cluster_is_deleted(tmp_path, empty_image):
     r = pytest_child(tmp_path, SCENARIO, "--provider", "kind", env={"SCHEDGATE_KIND_IMAGE": empty_image})

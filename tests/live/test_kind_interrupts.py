@@ -51,6 +51,9 @@ def containers_of(cluster: str) -> list[str]:
                   "{{.Names}}").stdout.split()
 
 
+# It makes kind containers in the shared Docker engine: under -n it runs alone, since a bad-input test beside it
+# counts every kind container before and after its case (CI, 2026-12-05: "a kind node container was left behind").
+@pytest.mark.schedgate_exclusive
 @pytest.mark.parametrize("to_group", [True, False], ids=["terminal-ctrl-c", "sigint-to-pytest-alone"])
 def test_ctrl_c_while_kind_creates_the_cluster_ends_the_run_and_leaves_nothing(tmp_path, node_image, to_group):
     p = subprocess.Popen(
