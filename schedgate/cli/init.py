@@ -8,7 +8,13 @@ and a CI workflow running ``make test``. Existing files are never overwritten.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import stat
+from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from schedgate.errors import SchedgateError
 from schedgate.spec.shipped import ROOT, shipped
@@ -157,9 +163,51 @@ def _profile() -> str:
     return text.replace("schedulerName: gpu-packing-scheduler", f"schedulerName: {PROFILE}")
 
 
+# A Makefile variable and a shell word: a source holding any of these would be read as something else.
+_UNSAFE = set(" \t\n\r$#'\"`\\;&|<>(){}*?[]!~")
+_SCHEMES = ("file://", "https://", "git+https://", "git+ssh://")
+
+
 def _source() -> str:
-    """Where this schedgate can be installed from again: its checkout, else its name."""
-    return str(ROOT) if (ROOT / "pyproject.toml").is_file() else "schedgate"
+    """Where exactly this schedgate can be installed from again: its checkout, or the wheel file (or folder)
+    pip installed it from, as the installation's PEP 610 record (``direct_url.json``) says and the file still
+    matches. A schedgate installed from a package index has no such file: the name ``schedgate`` there is not
+    this project's, so a generated Makefile never installs it by name."""
+    if (ROOT / "pyproject.toml").is_file():
+        return str(ROOT)
+    ask = "say where its Makefile installs schedgate from with --schedgate (a wheel file or a checkout)"
+    try:
+        record = json.loads(distribution("schedgate").read_text("direct_url.json") or "null")
+    except (PackageNotFoundError, ValueError):
+        record = None
+    url = record.get("url") if isinstance(record, dict) else None
+    if not isinstance(url, str) or not url.startswith("file://"):
+        raise SchedgateError(f"this schedgate was not installed from a file or a checkout; {ask}")
+    path = Path(unquote(urlparse(url).path))
+    digest = ((record.get("archive_info") or {}).get("hash") or "") if isinstance(record, dict) else ""
+    if path.is_file() and digest.startswith("sha256="):
+        if hashlib.sha256(path.read_bytes()).hexdigest() != digest.removeprefix("sha256="):
+            raise SchedgateError(f"{path}: no longer the wheel this schedgate was installed from; {ask}")
+    elif not (path.is_file() or (path / "pyproject.toml").is_file()):
+        raise SchedgateError(f"{path}, where this schedgate was installed from, is gone; {ask}")
+    return _checked(str(path))
+
+
+def _checked(source: str) -> str:
+    """``--schedgate``: a wheel file, a checkout (made absolute: the Makefile runs elsewhere) or a URL; never a
+    bare name, which a package index would resolve to whoever registered it."""
+    if source.startswith(_SCHEMES):
+        out = source
+    else:
+        p = Path(source).expanduser().absolute()
+        if not (p.is_file() and p.suffix == ".whl" or (p / "pyproject.toml").is_file()):
+            raise SchedgateError(f"--schedgate {source}: not a wheel file (*.whl) or a schedgate checkout; a bare "
+                                 "name would install whatever a package index holds under it")
+        out = str(p)
+    bad = sorted(set(out) & _UNSAFE)
+    if bad:
+        raise SchedgateError(f"--schedgate {source}: holds {bad[0]!r}, which make and the shell would misread")
+    return out
 
 
 def files(source: str | None = None) -> dict[str, str]:
@@ -171,22 +219,48 @@ def files(source: str | None = None) -> dict[str, str]:
         "scenarios/gpu-pod-waits-for-a-network-node.scenario.yaml": SCENARIO,
         "tests/test_my_scheduler.py": PYTHON_SCENARIO,
         "pytest.ini": PYTEST_INI.format(profile=PROFILE),
-        "Makefile": MAKEFILE.format(source=source or _source()),
+        "Makefile": MAKEFILE.format(source=_checked(source) if source else _source()),
         ".github/workflows/scheduler-scenarios.yml": WORKFLOW,
         "README.md": README,
     }
 
 
 def init(folder: Path, source: str | None = None) -> list[Path]:
-    """Write the files into ``folder`` (made if missing); an existing one stops it before anything is written."""
+    """Write the files into ``folder`` (made if missing); anything in the way (a file of that name, a link, even
+    a dangling one, a file where a folder goes) stops it before anything is written."""
+    if folder.exists() and not folder.is_dir():
+        raise SchedgateError(f"{folder}: is a file, not a folder to write a repository into")
     out = files(source)
-    taken = [rel for rel in out if (folder / rel).exists()]
-    if taken:
-        raise SchedgateError(f"{folder / taken[0]}: exists; schedgate init writes only into files that do not")
+    for rel in out:
+        _in_the_way(folder, Path(rel))
     written = []
     for rel, text in out.items():
         path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        # O_EXCL: never through a link planted since the check, never over a file
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
         written.append(path)
     return written
+
+
+def _in_the_way(folder: Path, rel: Path) -> None:
+    """Raise, in one line, if writing ``folder/rel`` would write over or through something."""
+    here = folder
+    for i, part in enumerate(rel.parts):
+        here = here / part
+        last = i == len(rel.parts) - 1
+        try:
+            st = os.lstat(here)
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            raise SchedgateError(f"{here}: {e.strerror}") from None
+        if stat.S_ISLNK(st.st_mode):
+            raise SchedgateError(f"{here}: a symbolic link; schedgate init writes only into files and folders "
+                                 "of its own making")
+        if last:
+            raise SchedgateError(f"{here}: exists; schedgate init writes only into files that do not")
+        if not stat.S_ISDIR(st.st_mode):
+            raise SchedgateError(f"{here}: is a file, where schedgate init makes a folder")

@@ -52,11 +52,18 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return found
 
 
-def test_the_wheel_runs_a_users_scenarios_with_no_checkout(tmp_path, wheel):
-    venv = tmp_path / "venv"
-    assert run(sys.executable, "-m", "venv", venv, cwd=tmp_path).returncode == 0
-    installed = run(venv / "bin" / "pip", "install", "-q", wheel, cwd=tmp_path)
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path:
+    """A fresh venv with the wheel installed (by its file: pip records where from, PEP 610)."""
+    where = tmp_path_factory.mktemp("wheel-venv")
+    venv = where / "venv"
+    assert run(sys.executable, "-m", "venv", venv, cwd=where).returncode == 0
+    installed = run(venv / "bin" / "pip", "install", "-q", wheel, cwd=where)
     assert installed.returncode == 0, installed.stderr[-2000:]
+    return venv
+
+
+def test_the_wheel_runs_a_users_scenarios_with_no_checkout(tmp_path, venv):
 
     repo = tmp_path / "my-repo"
     repo.mkdir()
@@ -75,15 +82,39 @@ def test_the_wheel_runs_a_users_scenarios_with_no_checkout(tmp_path, wheel):
     assert "2 passed" in suite.stdout, suite.stdout[-2000:]
 
 
-def test_init_writes_a_repository_whose_two_commands_pass(tmp_path, wheel):
-    """`schedgate init` in an empty folder, then its README's two commands (schedgate from the wheel)."""
+def test_init_writes_a_repository_whose_two_commands_pass(tmp_path, venv, wheel):
+    """`schedgate init` of the installed wheel in an empty folder, then its README's two commands: its Makefile
+    installs schedgate from that wheel's own file, never by name from a package index."""
     repo = tmp_path / "new-repo"
-    made = run(sys.executable, "-m", "schedgate", "init", repo, "--schedgate", wheel, cwd=tmp_path)
+    made = run(venv / "bin" / "schedgate", "init", repo, cwd=tmp_path)
     assert made.returncode == 0, made.stderr
-    again = run(sys.executable, "-m", "schedgate", "init", repo, cwd=tmp_path)
+    assert f"SCHEDGATE ?= {wheel}\n" in (repo / "Makefile").read_text()
+    again = run(venv / "bin" / "schedgate", "init", repo, cwd=tmp_path)
     assert again.returncode == 2 and again.stderr.count("\n") == 1 and "exists" in again.stderr, again.stderr
     e2e = run("make", "e2e", cwd=repo)
     assert e2e.returncode == 0, e2e.stdout[-4000:] + e2e.stderr[-2000:]
     assert "3 passed" in e2e.stdout, e2e.stdout[-2000:]
     test = run("make", "test", cwd=repo)
     assert test.returncode == 0 and "3 passed" in test.stdout, test.stdout[-4000:]
+
+
+def test_init_from_a_schedgate_that_names_no_file_refuses_in_one_line_instead_of_a_bare_name(tmp_path, venv):
+    """Installed with no record of where from (as from a package index): the name ``schedgate`` there is not
+    this project's, so init asks for --schedgate, and refuses a bare name given there."""
+    [record] = venv.glob("lib/python*/site-packages/schedgate-*.dist-info/direct_url.json")
+    hidden = record.with_name("direct_url.hidden")
+    record.rename(hidden)
+    try:
+        _refuses_to_name_schedgate(tmp_path, venv)
+    finally:
+        hidden.rename(record)
+
+
+def _refuses_to_name_schedgate(tmp_path: Path, venv: Path) -> None:
+    for argv, says in [((), "not installed from a file or a checkout; say where its Makefile installs schedgate "
+                            "from with --schedgate"),
+                       (("--schedgate", "schedgate"), "--schedgate schedgate: not a wheel file")]:
+        out = run(venv / "bin" / "python", "-c", "import sys; from schedgate.cli import main; sys.exit(main())",
+                  "init", tmp_path / "repo", *argv, cwd=tmp_path)
+        assert out.returncode == 2 and out.stderr.count("\n") == 1 and says in out.stderr, out.stderr
+        assert not (tmp_path / "repo").exists()

@@ -59,6 +59,6 @@ def test_the_workflow_schedgate_init_writes_passes_actionlint(actionlint, tmp_pa
     from schedgate.cli.init import files
 
     path = tmp_path / "scheduler-scenarios.yml"
-    path.write_text(files("schedgate")[".github/workflows/scheduler-scenarios.yml"])
+    path.write_text(files()[".github/workflows/scheduler-scenarios.yml"])
     out = lint(actionlint, path)
     assert out.returncode == 0, out.stdout + out.stderr
