@@ -11,14 +11,30 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from kubernetes import __version__ as client_version
 from kubernetes.client import ApiClient
 from kubernetes.dynamic import DynamicClient
+from kubernetes.dynamic.discovery import LazyDiscoverer
 from kubernetes.dynamic.exceptions import ResourceNotFoundError, ResourceNotUniqueError
 
 from schedgate.errors import ComponentError
 from schedgate.kube.api import ignore_not_found
 
 MERGE = "application/merge-patch+json"
+
+
+class MemoryDiscoverer(LazyDiscoverer):
+    """The client's lazy API discovery, its cache held in memory for as long as the client lives. By default it
+    keeps it in ``$TMPDIR/osrcp-<hash of the server's address>.json``: a file left behind by every run, and one
+    another user of a shared machine can plant for the next client of that address to read."""
+
+    def _Discoverer__init_cache(self, refresh: bool = False) -> None:  # noqa: N802 — the base's private name
+        self._cache = {"library_version": client_version}
+        self._load_server_info()  # type: ignore[no-untyped-call]
+        self.discover()  # type: ignore[no-untyped-call]
+
+    def _write_cache(self) -> None:
+        pass
 
 
 @dataclass(frozen=True)
@@ -40,7 +56,7 @@ class Objects:
 
     @cached_property
     def _dyn(self) -> DynamicClient:
-        return DynamicClient(self.api)  # type: ignore[no-untyped-call]
+        return DynamicClient(self.api, discoverer=MemoryDiscoverer)  # type: ignore[no-untyped-call]
 
     def _resource(self, api_version: str | None, kind: str) -> Any:
         try:
