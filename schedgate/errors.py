@@ -12,7 +12,11 @@ from pathlib import Path
 
 
 class SchedgateError(Exception):
-    """A problem with the harness's input or environment, told in one line."""
+    """A problem with the harness's input or environment, told in one line: whatever it quotes (a file's name
+    with a newline in it, a tool's message), a character that would break or garble the line is escaped."""
+
+    def __str__(self) -> str:
+        return _one_line(super().__str__())
 
 
 class DefinitionError(SchedgateError):

@@ -12,6 +12,10 @@ from schedgate.cli import bisect, fuzz, matrix, mutants, snapshot
 from schedgate.pytest_plugin.options import add_cli_options
 from schedgate.scenarios.schema import FILES
 
+KUBECONFIG_HELP = ("the cluster an existing-provider run edited: its journaled edits are undone in this "
+                   "cluster only, and only when the journal names this file (a run folder never chooses "
+                   "the cluster written to); without it such a folder is kept and named")
+
 EPILOG = """\
 examples:
   schedgate up                                   # inference cluster + gpu-packing-scheduler profile
@@ -47,6 +51,7 @@ def parser() -> argparse.ArgumentParser:
     which = down.add_mutually_exclusive_group(required=True)
     which.add_argument("run_dir", nargs="?", type=Path, help="the run folder 'up' or 'status' printed")
     which.add_argument("--all", action="store_true", help="stop every cluster schedgate started")
+    down.add_argument("--kubeconfig", type=Path, metavar="FILE", help=KUBECONFIG_HELP)
     repro = sub.add_parser(
         "repro", help="run one scenario file and keep its artifacts and placement picture",
         description="Validate a scenario file, run it (pytest under the hood) and write its artifacts "
@@ -80,9 +85,13 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("--write", action="store_true", help="regenerate both shipped files from the loader and, in a "
                      "checkout, the generated pages of docs/reference (steps, pod fields, this command, the "
                      "pytest options)")
-    sub.add_parser("reap", help="remove processes and folders that crashed runs left behind",
-                   description="Stop the processes and remove the run folders of runs whose owner is gone and "
-                               "that were not kept; a kept cluster stays ('down' stops it).")
+    reap = sub.add_parser("reap", help="remove processes and folders that crashed runs left behind",
+                          description="Stop the processes and remove the run folders of runs whose owner is gone "
+                                      "and that were not kept; a kept cluster stays ('down' stops it). Only your "
+                                      "own run folders (owned by you, mode 0700, no link) are read; another "
+                                      "user's is named once and left alone. Nothing a folder holds is run: a kind "
+                                      "cluster's containers are removed with your own docker.")
+    reap.add_argument("--kubeconfig", type=Path, metavar="FILE", help=KUBECONFIG_HELP)
     tools = sub.add_parser("tools", help="build or locate the pinned Kubernetes binaries (what `make tools` runs)")
     tools.add_argument("what", choices=("build", "path", "version", "ldflags", "goflags", "pins", "kwok"), nargs="?",
                        default="build", help="build: build what the cache lacks; path: print the binaries' "

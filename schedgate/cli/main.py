@@ -42,8 +42,9 @@ from schedgate.pytest_plugin.options import (
 )
 from schedgate.runtime.kwok import ensure_kwok
 from schedgate.runtime.pins import pins
-from schedgate.runtime.procs import RUN_PREFIX, cmdline_of, reap_orphans, remove_run, run_dirs, run_pids
+from schedgate.runtime.procs import RUN_PREFIX, cmdline_of
 from schedgate.runtime.progress import show_on
+from schedgate.runtime.reap import foreign, owner, owner_alive, reap_orphans, remove_run, run_dirs, run_pids
 from schedgate.runtime.schedcheck import check_with_scheduler
 from schedgate.runtime.toolchain import ensure_binaries, go_module_dir, ldflags, pinned_kubernetes_version, selected_pin
 from schedgate.scenarios.load import load_scenario
@@ -88,7 +89,9 @@ def _up(args: argparse.Namespace) -> int:
           f"(Kubernetes {c.kubernetes_version}) in {c.timings.get('total', 0):.1f}s; "
           f"profiles: {', '.join(sorted(c.schedulers))}", file=sys.stderr)
     print(f"export KUBECONFIG={c.kubeconfig}")
-    print(f"# stop it with: schedgate down {started.run_dir}")
+    mine = started.cluster.kubeconfig if req.provider == "existing" else None  # the journal's cluster
+    also = f" --kubeconfig {mine}" if mine else ""
+    print(f"# stop it with: schedgate down {started.run_dir}{also}")
     return 0
 
 
@@ -101,7 +104,8 @@ def _status(args: argparse.Namespace) -> int:
         info = read_info(run)
         pids = run_pids(run)
         alive = [name for pid, name in pids if str(run) in cmdline_of(pid)]
-        state = "kept" if (run / "keep").exists() else "in use by a run" if _owner_alive(run) else "orphaned"
+        in_use = owner_alive(run) and (owner(run) or (0, ""))[0] != os.getpid()
+        state = "kept" if (run / "keep").exists() else "in use by a run" if in_use else "orphaned"
         print(f"{run}  [{state}]  {len(alive)}/{len(pids)} processes alive")
         if info:
             print(f"  cluster {info.get('cluster')} ({info.get('definition')}) on {info.get('provider')}, "
@@ -111,29 +115,23 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
-def _owner_alive(run: Path) -> bool:
-    try:
-        pid = int((run / "owner").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return False
-    return pid != os.getpid() and Path(f"/proc/{pid}").exists()
-
-
 def _down(args: argparse.Namespace) -> int:
-    runs = run_dirs() if args.all else [args.run_dir.resolve()]
+    runs = run_dirs() if args.all else [args.run_dir.absolute()]
     for run in runs:
-        if not run.name.startswith(RUN_PREFIX) or not (run / "owner").exists():
+        if not run.name.startswith(RUN_PREFIX) or foreign(run) is None and owner(run) is None:
             print(f"schedgate: {run}: not a schedgate run folder", file=sys.stderr)
             return 2
-        for d in remove_run(run):
+        for d in remove_run(run, args.kubeconfig):
             print(f"schedgate: removed {d}")
+        if run.exists():  # a journal of another cluster's edits keeps it (remove_run said which)
+            return 2
     if args.all and not runs:
         print("schedgate: no clusters running")
     return 0
 
 
 def _reap(args: argparse.Namespace) -> int:
-    for d in reap_orphans():
+    for d in reap_orphans(kubeconfig=args.kubeconfig):
         print(f"schedgate: removed {d}")
     return 0
 
@@ -153,7 +151,7 @@ def _check(args: argparse.Namespace) -> int:
         return judged[key]
 
     for f in args.files:
-        doc, _ = read_yaml(f, "file")
+        doc, _ = read_yaml(f, "schedgate")
         kind = doc.get("kind") if isinstance(doc, dict) else None
         if kind == "Cluster":
             d = load_definition(f)

@@ -48,7 +48,9 @@ from typing import Any
 from schedgate.pytest_plugin.mutant_report import FIRST_CATCH_ENV, REPORT_ENV
 from schedgate.runtime.builds import MUTANT_BUILDS
 from schedgate.runtime.toolchain import ensure_mutant
+from schedgate.spec.files import read_text
 from schedgate.spec.shipped import shipped
+from schedgate.spec.yamlfile import MAX_BYTES
 
 RECORDER = "schedgate.pytest_plugin.mutant_report"
 
@@ -83,7 +85,7 @@ class Result:
 
 
 def header(path: Path, key: str, default: str) -> str:
-    for line in path.read_text().splitlines():
+    for line in read_text(path, "mutant", MAX_BYTES).splitlines():
         if line.startswith(f"# {key}:"):
             return line.split(":", 1)[1].strip()
     return default
@@ -101,7 +103,7 @@ def caught_by(path: Path) -> list[str]:
 
 def builds(path: Path) -> list[str]:
     """The broken binaries the mutant runs: its ``# binary:`` line, or a black box command naming one."""
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path, "mutant", MAX_BYTES)
     return [b for b in MUTANT_BUILDS if re.search(rf"(?<![\w-]){re.escape(b)}(?![\w-])", text)]
 
 
@@ -165,7 +167,7 @@ def runs_alone(mutant: Path) -> bool:
         return True
     for f in caught_by(mutant):
         path = Path(f) if Path(f).exists() else shipped(f)
-        text = path.read_text() if path.is_file() else ""
+        text = read_text(path, "scenario", MAX_BYTES) if path.is_file() else ""
         if "measurePerformance" in text or "schedgate_exclusive" in text:
             return True
     return False

@@ -23,7 +23,7 @@ from schedgate.cluster.devices import Devices
 from schedgate.cluster.leases import Lease
 from schedgate.cluster.nodes import Nodes
 from schedgate.cluster.sync import SYNC_NODE, SyncBarrier
-from schedgate.errors import ComponentError, NotHere
+from schedgate.errors import ComponentError, NotHere, SchedgateError
 from schedgate.objects.builders import PodBuilder
 from schedgate.objects.pods import Namespace, Pod
 from schedgate.runtime.health import summarize_failure
@@ -146,8 +146,8 @@ class Cluster:
         try:
             return self.schedulers[profile]
         except KeyError:
-            raise KeyError(f"no running scheduler serves profile {profile!r} "
-                           f"(running: {sorted(self.schedulers)})") from None
+            raise SchedgateError(f"no running scheduler serves profile {profile!r} "
+                                 f"(running: {sorted(self.schedulers)})") from None
 
     def restart_apiserver(self, settle: float = 20.0) -> tuple[float, list[str]]:
         """Stop the API server and start it again (same address, same data).

@@ -23,11 +23,13 @@ from kubernetes import client as k8s
 
 from schedgate.kube.api import ignore_not_found, new_client, read_json
 from schedgate.kube.poll import PollTimeout, poll_until
+from schedgate.spec.files import read_text
 
 log = logging.getLogger("schedgate")
 JOURNAL = "cluster-journal.json"
 MERGE = "application/merge-patch+json"
 MANAGED_BY = "app.kubernetes.io/managed-by"
+MAX_BYTES = 64 * 1024 * 1024  # 10,000 nodes' states, each a few KiB
 
 # The kinds schedgate creates outside test namespaces, and how each is deleted.
 _DELETE = {
@@ -97,7 +99,10 @@ class Journal:
 
     @classmethod
     def load(cls, path: Path) -> Journal:
-        doc = json.loads(path.read_text())
+        """The journal a run wrote in its own folder: a regular file (no link) of at most ``MAX_BYTES``."""
+        doc = json.loads(read_text(path, "cluster journal", MAX_BYTES, follow=False))
+        if not isinstance(doc, dict) or not isinstance(doc.get("kubeconfig"), str):
+            raise ValueError(f"{path}: not a journal schedgate wrote")
         return cls(path=path, **{k: doc[k] for k in _FIELDS})
 
     def save(self) -> None:
@@ -191,16 +196,35 @@ class Journal:
         return done
 
 
-def replay(run: Path) -> list[str]:
-    """Undo what the dead run in ``run`` recorded in its journal, if it kept one."""
+def replay(run: Path, kubeconfig: Path | None) -> tuple[list[str], str]:
+    """Undo what the dead run in ``run`` recorded in its journal, if it kept one: (what was undone, what is
+    still to undo).
+
+    The journal names the kubeconfig the run used; it is undone only against ``kubeconfig``, this process's
+    own (``--kubeconfig``), when that is the same file: a run folder's contents never choose which cluster is
+    written to. A journal of another cluster is left as it is, and the second part says how to undo it."""
     path = run / JOURNAL
     if not path.exists():
-        return []
+        return [], ""
     try:
         journal = Journal.load(path)
-        done = journal.undo(new_client(Path(journal.kubeconfig), journal.context))
+    except Exception as e:  # noqa: BLE001 — a reaper reports and goes on
+        log.warning("could not read the journal %s: %s", path, str(e).splitlines()[0])
+        return [], ""
+    if kubeconfig is None or not _same_file(Path(journal.kubeconfig), kubeconfig):
+        return [], (f"it recorded edits to the cluster of {journal.kubeconfig}; `schedgate reap --kubeconfig "
+                    f"{journal.kubeconfig}` puts that cluster back")
+    try:
+        done = journal.undo(new_client(kubeconfig, journal.context))
     except Exception as e:  # noqa: BLE001 — a reaper reports and goes on
         log.warning("could not undo the changes recorded in %s: %s", path, str(e).splitlines()[0])
-        return []
+        return [], ""
     path.unlink(missing_ok=True)
-    return [f"in the cluster of {journal.kubeconfig}: {d}" for d in done]
+    return [f"in the cluster of {kubeconfig}: {d}" for d in done], ""
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False

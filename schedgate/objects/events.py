@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from schedgate.kube.api import read_json
 from schedgate.kube.watch import DEFAULT_TIMEOUT, MATCH, Check, pending, wait_for_items
 from schedgate.objects.host import PodHost
+from schedgate.spec.pattern import compiled
 
 # Event reasons of a scheduler's decision about a pod.
 DECISIONS = frozenset({"Scheduled", "FailedScheduling", "Preempted", "NotTriggerScaleUp"})
@@ -73,7 +74,7 @@ class EventLog:
     def expect(self, pod: PodRef, reason: str, *, by: str | None = None, message: str | None = None,
                type: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
         """Wait for an event about ``pod`` with this reason (and reporter, note pattern, type)."""
-        pattern = re.compile(message) if message else None
+        pattern = compiled(message) if message else None
         found: list[dict[str, Any]] = []
 
         def accept(items: list[dict[str, Any]]) -> Check:

@@ -8,11 +8,11 @@ never pass for a correct rejection.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from typing import Any
 
 from schedgate.kube.watch import MATCH, Check, FnMatcher, Matcher, fail, pending
+from schedgate.spec.pattern import compiled
 
 
 def pod_condition(pod: dict[str, Any], ctype: str = "PodScheduled") -> dict[str, Any] | None:
@@ -58,7 +58,7 @@ def scheduled_on(nodes: Iterable[str], *, never: Iterable[str] = ()) -> Matcher:
 
 
 def _failed_with(reason: str, other: str, message: str | None) -> Matcher:
-    pattern = re.compile(message) if message else None
+    pattern = compiled(message) if message else None
 
     def check(pod: dict[str, Any]) -> Check:
         node = (pod.get("spec") or {}).get("nodeName")

@@ -11,7 +11,6 @@ a provider is a :class:`~schedgate.providers.base.Provider` registered in :data:
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from typing import TextIO
 
 from schedgate.errors import SchedgateError
@@ -19,8 +18,9 @@ from schedgate.providers.base import ClusterRequest, Provider, Started, read_inf
 from schedgate.providers.existing import ExistingProvider
 from schedgate.providers.kind import KindProvider
 from schedgate.providers.local import LocalProvider
-from schedgate.runtime.procs import reap_orphans
 from schedgate.runtime.progress import shown_on
+from schedgate.runtime.reap import reap_orphans
+from schedgate.spec.files import check_executable
 
 REGISTRY: dict[str, Provider] = {p.name: p for p in (LocalProvider(), KindProvider(), ExistingProvider())}
 PROVIDERS = tuple(REGISTRY)
@@ -41,14 +41,14 @@ def start_cluster(req: ClusterRequest, out: TextIO | None = None) -> Started:
     if req.feature_gates:  # the option's gates over the definition's, for every component of this cluster
         req = replace(req, definition=replace(req.definition,
                                               gates=req.definition.gates.with_option(req.feature_gates)))
-    if req.scheduler_binary is not None and not Path(req.scheduler_binary).is_file():
-        raise SchedgateError(f"--scheduler-binary {req.scheduler_binary}: no such file")
+    if req.scheduler_binary is not None:
+        check_executable(req.scheduler_binary, "--scheduler-binary")
     box = req.scheduler_config.black_box
     if box is not None and not p.runs_black_boxes:
         raise SchedgateError(f"{box.source}: the {p.name} provider cannot run a BlackBoxScheduler")
     p.preflight(req)
     with shown_on(out):
-        reaped = reap_orphans()
+        reaped = reap_orphans(kubeconfig=req.kubeconfig)
         return p.create(req, reaped)
 
 

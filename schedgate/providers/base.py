@@ -23,6 +23,7 @@ from schedgate.cluster.apiserver import read_feature_gates
 from schedgate.errors import ComponentError
 from schedgate.runtime.binaries import resolve
 from schedgate.runtime.progress import ticking
+from schedgate.runtime.reap import own_file
 from schedgate.runtime.toolchain import Binaries
 from schedgate.spec.cluster import ClusterDefinition
 from schedgate.spec.quantity import parse_quantity
@@ -153,11 +154,13 @@ def write_info(run: Path, req: ClusterRequest, cluster: Cluster) -> None:
 
 
 def read_info(run: Path) -> dict[str, Any]:
+    """What :func:`write_info` wrote in a run folder of this user's (``{}`` if nothing readable)."""
+    text = own_file(run, INFO, 1024 * 1024)
     try:
-        info: dict[str, Any] = json.loads((run / INFO).read_text())
-    except (OSError, ValueError):
+        info = json.loads(text) if text else {}
+    except ValueError:
         return {}
-    return info
+    return info if isinstance(info, dict) else {}
 
 
 def binaries(bin_dir: Path | None) -> Binaries:

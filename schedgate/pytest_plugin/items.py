@@ -11,7 +11,6 @@ scenario written for one profile runs against your build or a mutant.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,6 +33,7 @@ from schedgate.scenarios.load import Scenario, is_scenario_file, load_scenario
 from schedgate.scenarios.run import Run
 from schedgate.spec.cluster import ClusterDefinition
 from schedgate.spec.features import as_written, skip_reason
+from schedgate.spec.pattern import search
 from schedgate.spec.schedconfig import SchedulerConfig
 from schedgate.spec.versions import KnownBug
 
@@ -62,7 +62,7 @@ class ScenarioItem(pytest.Function):
     scenario: Scenario
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> str | Any:  # type: ignore[override]
-        if isinstance(excinfo.value, AssertionError):
+        if isinstance(excinfo.value, AssertionError | SchedgateError):  # a verdict, or one line of what was wrong
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 
@@ -147,7 +147,7 @@ def judge_known_bug(item: pytest.Item, call: pytest.CallInfo[None], rep: pytest.
     if bug is None or rep.when != "call" or not hasattr(rep, "wasxfail") or call.excinfo is None:
         return
     said = str(call.excinfo.value)
-    if not re.search(bug.fails_with, said):
+    if not search(bug.fails_with, said):
         rep.outcome = "failed"
         del rep.wasxfail
         first = said.strip().splitlines()[0] if said.strip() else call.excinfo.typename

@@ -20,6 +20,7 @@ from schedgate.runtime.pins import PIN_ENV, select
 from schedgate.runtime.toolchain import go_module_dir
 from schedgate.scenarios.load import load_scenario
 from schedgate.spec.cluster import load_definition
+from schedgate.spec.files import check_executable
 from schedgate.spec.gates import parse_gate_option
 from schedgate.spec.roles import ROLES, role
 from schedgate.spec.schedconfig import SchedulerConfig, load_scheduler_config
@@ -223,8 +224,8 @@ def _scenario_own(config: pytest.Config, req: ClusterRequest) -> ClusterRequest:
 def baseline_options(config: pytest.Config) -> tuple[SchedulerConfig | None, Path | None]:
     """``--baseline-scheduler-config`` (read) and ``--baseline-scheduler-binary`` (checked), if given."""
     binary, cfg = config.getoption("baseline_scheduler_binary"), config.getoption("baseline_scheduler_config")
-    if binary and not Path(binary).is_file():
-        raise SchedgateError(f"--baseline-scheduler-binary {binary}: no such file")
+    if binary:
+        check_executable(binary, "--baseline-scheduler-binary")
     return (load_scheduler_config(_shown(project_path(cfg))) if cfg else None,
             Path(binary).resolve() if binary else None)
 
@@ -252,8 +253,8 @@ def make_request(cluster_file: Path, sched_file: Path, *, provider: str = "local
     sched = stand_in(load_scheduler_config(_shown(sched_file)), DEFAULT_SCHEDULER_CONFIG)
     if provider not in PROVIDERS:
         raise SchedgateError(f"--provider {provider!r}: unknown provider (known: {', '.join(PROVIDERS)})")
-    if binary and not Path(binary).is_file():
-        raise SchedgateError(f"--scheduler-binary {binary}: no such file")
+    if binary:
+        check_executable(binary, "--scheduler-binary")
     if bin_dir and not Path(bin_dir).is_dir():
         raise SchedgateError(f"--bin-dir {bin_dir}: no such folder")
     return ClusterRequest(provider=provider, definition=definition, scheduler_config=sched,

@@ -10,7 +10,7 @@ and ``pids`` (every child started). Children:
 * are stopped in reverse start order on a normal exit, on Ctrl-C, on SIGTERM
   (which unwinds like Ctrl-C) and at interpreter exit;
 * are reaped, with their folder, by the next run if both of the above were
-  somehow skipped (:func:`reap_orphans`; by hand: ``schedgate reap``).
+  somehow skipped (:func:`schedgate.runtime.reap.reap_orphans`; by hand: ``schedgate reap``).
 """
 
 from __future__ import annotations
@@ -24,13 +24,11 @@ import signal
 import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from schedgate.kube.journal import replay
 from schedgate.runtime.introspect import task_cpu_seconds
 
 RUN_PREFIX = "schedgate-run-"
@@ -57,7 +55,7 @@ def _tied_to_parent(argv: list[str]) -> tuple[list[str], Callable[[], None] | No
     return argv, _die_with_parent
 
 
-def _start_time(pid: int) -> str | None:
+def start_time(pid: int) -> str | None:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
@@ -206,7 +204,7 @@ class RunDir:
     def create(cls, keep: bool = False) -> RunDir:
         path = Path(tempfile.mkdtemp(prefix=RUN_PREFIX))
         (path / "logs").mkdir()
-        (path / "owner").write_text(f"{os.getpid()} {_start_time(os.getpid())}\n")
+        (path / "owner").write_text(f"{os.getpid()} {start_time(os.getpid())}\n")
         run = cls(path=path, keep=keep)
         if keep:
             (path / "keep").write_text("left running on request (--keep-cluster)\n")
@@ -256,74 +254,3 @@ def stop_cleanly_on_sigterm() -> None:
         return
     if signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _terminated)
-
-
-def run_dirs(tmp: Path | None = None) -> list[Path]:
-    """Every schedgate run folder on this machine, oldest first."""
-    root = tmp or Path(tempfile.gettempdir())
-    found = [p for p in root.glob(f"{RUN_PREFIX}*") if p.is_dir()]
-    return sorted(found, key=lambda p: p.stat().st_mtime)
-
-
-def reap_orphans(tmp: Path | None = None) -> list[str]:
-    """Remove what runs whose owner is gone left behind; returns what was reaped."""
-    reaped: list[str] = []
-    root = tmp or Path(tempfile.gettempdir())
-    for run in root.glob(f"{RUN_PREFIX}*"):
-        owner = run / "owner"
-        try:
-            pid_s, start = owner.read_text().split()
-        except (OSError, ValueError):
-            # A folder whose owner never wrote its file is reaped once it is old.
-            try:
-                if time.time() - run.stat().st_mtime < 60:
-                    continue
-            except OSError:
-                continue
-            pid_s, start = "0", ""
-        if pid_s != "0" and _start_time(int(pid_s)) == start:
-            continue  # its owner is still running
-        if (run / "keep").exists():
-            continue  # kept on purpose (--keep-cluster); `schedgate down DIR` removes it
-        reaped += remove_run(run)
-    return reaped
-
-
-def run_pids(run: Path) -> list[tuple[int, str]]:
-    """(pid, component name) of every process a run started, as its ``pids`` file lists them."""
-    try:
-        lines = (run / "pids").read_text().splitlines()
-    except OSError:
-        return []
-    return [(int(a), b) for a, b in (line.split(maxsplit=1) for line in lines if line.strip())]
-
-
-def remove_run(run: Path) -> list[str]:
-    """Kill a run's processes (only those still pointing into it) and delete its folder."""
-    removed: list[str] = []
-    for pid, name in run_pids(run):
-        if str(run) in cmdline_of(pid):  # only our own child, never a reused pid
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signal.SIGKILL)
-            removed.append(f"process {pid} ({name})")
-    removed += _remove_kind_cluster(run)
-    removed += replay(run)  # what an `existing` run changed in somebody's cluster
-    shutil.rmtree(run, ignore_errors=True)
-    removed.append(f"folder {run}")
-    return removed
-
-
-def _remove_kind_cluster(run: Path) -> list[str]:
-    """A run of the kind provider names its cluster, the PATH with its kind, and its kubeconfig."""
-    try:
-        name, path, kubeconfig = (run / "kind-cluster").read_text().splitlines()[:3]
-    except (OSError, ValueError):
-        return []
-    env = dict(os.environ, PATH=path)
-    got = subprocess.run(["kind", "get", "clusters"], capture_output=True, text=True, env=env, timeout=60)
-    if name not in got.stdout.split():
-        return []
-    subprocess.run(["kind", "delete", "cluster", "--name", name, "--kubeconfig", kubeconfig],
-                   capture_output=True, env=env, timeout=300)
-    return [f"kind cluster {name}"]
-

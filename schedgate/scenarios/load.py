@@ -44,7 +44,11 @@ import schedgate.scenarios.perf_steps
 import schedgate.scenarios.race_outcomes
 import schedgate.scenarios.shared_capacity
 import schedgate.scenarios.spread_outcomes  # noqa: F401  (these register their steps)
-from schedgate.errors import DefinitionError
+from schedgate.errors import DefinitionError, SchedgateError
+from schedgate.runtime.pins import pins
+from schedgate.runtime.toolchain import go_module_dir
+from schedgate.scenarios.api_fault_steps import ApiFaults
+from schedgate.scenarios.control_steps import StartScheduler
 from schedgate.scenarios.needs import REQUIRES, found, node_objects, requires
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Action
@@ -54,7 +58,12 @@ from schedgate.spec.cluster import API_VERSION, ClusterDefinition, load_definiti
 from schedgate.spec.features import turn_on
 from schedgate.spec.jsontypes import CONFIG, DNS, STR, listing, ref
 from schedgate.spec.roles import SCENARIO_ROLES, role
-from schedgate.spec.schedconfig import SchedulerConfig, load_scheduler_config, parse_scheduler_config
+from schedgate.spec.schedconfig import (
+    DEFAULT_SCHEDULER,
+    SchedulerConfig,
+    load_scheduler_config,
+    parse_scheduler_config,
+)
 from schedgate.spec.shape import Key, Shape
 from schedgate.spec.shipped import resolve_user_path, shipped
 from schedgate.spec.validate import Validator, kind_of
@@ -115,6 +124,14 @@ class Scenario:
 
 
 
+def _pinned_minors() -> list[str]:
+    """The minors schedgate pins (``1.35``...), or none where its Go module is not at hand (``--bin-dir``)."""
+    try:
+        return list(pins(go_module_dir()))
+    except SchedgateError:
+        return []
+
+
 def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None = None,
                   role_config: Callable[[str], SchedulerConfig] | None = None) -> Scenario:
     """Read and validate a scenario file; a problem raises DefinitionError naming file, field and line.
@@ -123,7 +140,7 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
     is ``role_config(name)`` (default: the shipped one), and ``scheduler_override`` (``--scheduler-config``,
     the profile under test) replaces files and inline configurations, never a role's."""
     p = Path(path)
-    doc, lines = read_yaml(p, "scenario")
+    doc, lines = read_yaml(p, "scenario", kinds=(KIND,))
     v = Validator(str(p), lines)
     m = SCENARIO.read(v, doc, "")
     if m["apiVersion"] != API_VERSION:
@@ -146,6 +163,11 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
             v.fail("scheduler", f"{scheduler.source}: a BlackBoxScheduler named by a scenario file needs its "
                                 "own schedulerName (only one standing in for a profile or role may leave it out)")
     known_bug = read_known_bug(v, m["knownBug"]) if "knownBug" in m else None
+    if known_bug is not None:
+        minors = _pinned_minors()
+        if minors and not known_bug.affects.holds_in(minors):
+            v.fail("knownBug.affects", f"{known_bug.affects.text!r} holds for no release of a minor schedgate "
+                                       f"builds ({', '.join(minors)})")
     needs = requires(v, m.get("requires"))
     for cap, where in found(m).items():
         needs.setdefault(cap, where)
@@ -164,11 +186,29 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
     if not isinstance(raw_steps, list) or not raw_steps:
         v.fail("steps", f"must be a non-empty list of steps, got {kind_of(raw_steps)}")
     steps = tuple(_step(parser, s, i) for i, s in enumerate(raw_steps))
+    if scheduler is not None:
+        _served(v, scheduler, steps, role_config or _shipped_role)
     return Scenario(name=name, description=description.strip(), source=str(p), definition=definition,
                     scheduler=scheduler, steps=steps, pods=tuple(parser.created), needs=needs,
                     node_objects=node_objects(m), known_bug=known_bug,
                     has_devices=bool(definition.device_classes)
                     or any(n.devices for n in [*definition.nodes(), *parser.added.values()]))
+
+
+def _served(v: Validator, scheduler: SchedulerConfig, steps: tuple[Step, ...],
+            role_config: Callable[[str], SchedulerConfig]) -> None:
+    """An ``apiFaults`` step's profile is one a scheduler of this run serves: the configuration under test, the
+    cluster's default scheduler, or one a ``startScheduler`` step starts. (Before anything starts: at run time
+    it would be found missing only once the cluster is up.)"""
+    served = {DEFAULT_SCHEDULER, *scheduler.profile_names}
+    for s in steps:
+        if isinstance(s.action, StartScheduler) and s.action.config is not None:
+            config = s.action.config
+            served.update((role_config(config) if isinstance(config, str) else config).profile_names)
+    for s in steps:
+        if isinstance(s.action, ApiFaults) and s.action.profile not in served:
+            v.fail(f"steps[{s.index}].apiFaults.profile", f"no scheduler of this run serves profile "
+                                                          f"{s.action.profile!r} (served: {', '.join(sorted(served))})")
 
 
 def _shipped_role(name: str) -> SchedulerConfig:

@@ -19,6 +19,7 @@ from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.spec.jsontypes import STR, Schema
+from schedgate.spec.pattern import compiled
 
 QUEUES = ("Active", "Backoff")  # what the log names them
 
@@ -151,7 +152,7 @@ class Requeued(DeclaredOutcome):
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
         paths = [s.log_path for s in distinct(r.cluster.schedulers)]
-        pattern = re.compile(self.event)
+        pattern = compiled(self.event)
 
         def moves(key: str) -> list[tuple[str, str]]:
             log = read_logs(paths, namespaces={r.ns.name}).get(key)

@@ -173,7 +173,7 @@ class ClusterDefinition:
 
 def load_definition(path: str | Path) -> ClusterDefinition:
     """Read and validate a cluster definition file."""
-    doc, lines = read_yaml(path, "cluster definition")
+    doc, lines = read_yaml(path, "cluster definition", kinds=("Cluster",))
     return parse_definition(doc, source=str(path), lines=lines)
 
 

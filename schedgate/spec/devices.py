@@ -274,7 +274,7 @@ def parse_device_classes(v: Validator, raw: Any, where: str, base: Path) -> tupl
             if path is None or not path.is_file():
                 v.fail(cw, f"no such DeviceClass file {short(item)}")
             try:
-                doc, lines = read_yaml(path, "DeviceClass")
+                doc, lines = read_yaml(path, "DeviceClass", kinds=("DeviceClass",))
                 _one_class(Validator(str(path), lines), doc, "", out)
             except DefinitionError as e:  # named by this entry, and by the class file's own field
                 v.fail(cw, f"{e.path}: {e.field + ': ' if e.field else ''}{e.problem}")

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from schedgate.errors import DefinitionError
+from schedgate.spec.blackbox import KIND as BLACK_BOX
 from schedgate.spec.blackbox import BlackBox, is_black_box, parse_black_box
 from schedgate.spec.yamlfile import read_yaml
 
@@ -221,7 +222,7 @@ def default_scheduler_config() -> SchedulerConfig:
 
 def load_scheduler_config(path: str | Path, *, allow_default_profile: bool = False) -> SchedulerConfig:
     """Read a KubeSchedulerConfiguration (or a ``profiles:`` fragment) and check its shape."""
-    doc, _ = read_yaml(path, "scheduler configuration")
+    doc, _ = read_yaml(path, "scheduler configuration", kinds=(KIND, BLACK_BOX), fragment="profiles")
     return parse_scheduler_config(doc, source=str(path), allow_default_profile=allow_default_profile)
 
 

@@ -10,6 +10,7 @@ import re
 from typing import Any, NoReturn
 
 from schedgate.errors import DefinitionError
+from schedgate.spec.pattern import check as check_pattern
 from schedgate.spec.quantity import is_whole, quantity_value
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -122,10 +123,10 @@ class Validator:
 
     def regex(self, value: Any, where: str) -> str:
         text = self.string(value, where)
-        try:
-            re.compile(text)
-        except (re.error, OverflowError, RecursionError) as e:  # also a{99999999999}, groups nested 1000 deep
-            self.fail(where, f"not a valid regular expression: {e}")
+        why = check_pattern(text)
+        if why is not None:  # RE2's syntax: matched in linear time, no backreferences, no lookaround
+            self.fail(where, f"not a regular expression RE2 accepts (no backreferences or lookaround; matched in "
+                             f"time linear in the text): {why}")
         return text
 
     def dns_label(self, value: Any, where: str) -> str:

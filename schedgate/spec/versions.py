@@ -18,6 +18,7 @@ affected version, not all: a pass there is reported (xpass), not failed.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +55,11 @@ class VersionRange:
             return False
         tests = {">=": got.__ge__, "<=": got.__le__, ">": got.__gt__, "<": got.__lt__, "==": got.__eq__}
         return any(all(tests[op](want) for op, want in each) for each in self.alternatives)
+
+    def holds_in(self, minors: Iterable[str], patches: int = 100) -> bool:
+        """It holds for some release of these minors (``1.37``), patch 0 up to ``patches``: a range no such
+        release falls in (``>=9.0.0``, ``>=1.37.0 <1.36.0``) names nothing schedgate can run."""
+        return any(self.holds(f"{minor}.{patch}") for minor in minors for patch in range(patches))
 
 
 def parse_range(text: str) -> VersionRange:

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from schedgate.errors import DefinitionError
+from schedgate.spec.files import read_text
 
 MAX_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64
@@ -63,7 +64,12 @@ class _BoundedLoader(yaml.SafeLoader):
 
 def parse_yaml(text: str, source: str | Path) -> tuple[Any, dict[str, int]]:
     """One YAML document and its field-to-line map; a problem raises DefinitionError naming ``source``."""
-    loader = _BoundedLoader(text)
+    try:
+        loader = _BoundedLoader(text)  # its reader refuses control characters (a NUL) here already
+    except yaml.reader.ReaderError as e:
+        what = "a NUL byte" if e.character == 0 else f"the control character #x{e.character:04x}"
+        raise DefinitionError(source, f"line {text.count(chr(10), 0, e.position) + 1}",
+                              f"not valid YAML: {what} (YAML allows no control characters but tab, newline)") from None
     try:
         node = loader.get_single_node()
         doc = None if node is None else loader.construct_document(node)
@@ -82,29 +88,28 @@ def parse_yaml(text: str, source: str | Path) -> tuple[Any, dict[str, int]]:
     return doc, lines
 
 
-def read_yaml(path: str | Path, what: str) -> tuple[Any, dict[str, int]]:
-    """Parse one YAML file; returns its document and a map from field path to its 1-based line."""
-    p = Path(path)
-    try:
-        size = p.stat().st_size
-        if size > MAX_BYTES:
-            raise DefinitionError(p, "", f"{size} bytes; a {what} file may have at most {MAX_BYTES}")
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise DefinitionError(p, "", f"no such {what} file") from None
-    except IsADirectoryError:
-        raise DefinitionError(p, "", f"is a folder, not a {what} file") from None
-    except OSError as e:
-        raise DefinitionError(p, "", f"cannot read: {e.strerror}") from None
-    except ValueError:  # a name holding NUL, which a YAML string may ("\0")
-        raise DefinitionError(p, "", "cannot read: a file name cannot hold a NUL character") from None
-    if len(raw) > MAX_BYTES:  # it grew, or it is not a regular file
-        raise DefinitionError(p, "", f"more than {MAX_BYTES} bytes; a {what} file may have at most that")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise DefinitionError(p, "", f"not UTF-8 text (byte {e.start})") from None
-    return parse_yaml(text, p)
+def read_yaml(path: str | Path, what: str, kinds: tuple[str, ...] = (),
+              fragment: str | None = None) -> tuple[Any, dict[str, int]]:
+    """Parse one YAML file; returns its document and a map from field path to its 1-based line. The file is
+    read by :func:`schedgate.spec.files.read_text`: a regular file of at most ``MAX_BYTES``.
+
+    With ``kinds``, a mapping must be one of ours before any of its fields is quoted in an error: its ``kind``
+    one of them (or, with ``fragment``, no ``kind`` and that key). Any other mapping (``/etc/shadow`` read as
+    YAML, somebody's Pod) is refused without a word of its contents; what is no mapping at all is left to the
+    loader, whose message names only its type."""
+    text = read_text(path, what, MAX_BYTES)
+    doc, lines = parse_yaml(text, Path(path))
+    if kinds and isinstance(doc, dict) and not _ours(doc, kinds, fragment):
+        also = f", or a '{fragment}:' mapping" if fragment else ""
+        said = "has no kind" if "kind" not in doc else "must be " + " or ".join(kinds) + also
+        raise DefinitionError(path, "kind", f"{said}: this is not a {what} file (line {lines.get('kind', 1)})")
+    return doc, lines
+
+
+def _ours(doc: dict[Any, Any], kinds: tuple[str, ...], fragment: str | None) -> bool:
+    if "kind" in doc:
+        return doc["kind"] in kinds
+    return fragment is not None and fragment in doc
 
 
 def _walk(node: yaml.Node, path: str, lines: dict[str, int]) -> None:

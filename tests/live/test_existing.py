@@ -161,9 +161,18 @@ def test_a_killed_run_is_put_back_by_the_next_runs_reaper(target, tmp_path):
     os.killpg(child.pid, signal.SIGKILL)
     child.wait(timeout=30)
     wait_for_exit([int(p.split(":")[0]) for p in our_processes(tmp_path)], "the killed run's schedulers", 10)
-    assert snapshot(target.api) != before, "the kill came too late to test the reaper"
-    reap = subprocess.run([sys.executable, "-m", "schedgate", "reap"], env=_env(tmp_path), capture_output=True,
-                          text=True, timeout=300)
+    edited = snapshot(target.api)
+    assert edited != before, "the kill came too late to test the reaper"
+    # Without --kubeconfig the reaper writes to no cluster: the folder is kept and named, with the command.
+    blind = subprocess.run([sys.executable, "-m", "schedgate", "reap"], env=_env(tmp_path), capture_output=True,
+                           text=True, timeout=300)
+    assert blind.returncode == 0, blind.stderr
+    assert f"schedgate reap --kubeconfig {target.kubeconfig}" in blind.stderr, blind.stderr
+    assert snapshot(target.api)["namespaces"] == edited["namespaces"]
+    [kept] = run_dirs(tmp_path)
+    assert (kept / JOURNAL).exists()
+    reap = subprocess.run([sys.executable, "-m", "schedgate", "reap", "--kubeconfig", str(target.kubeconfig)],
+                          env=_env(tmp_path), capture_output=True, text=True, timeout=300)
     assert reap.returncode == 0, reap.stderr
     assert f"in the cluster of {target.kubeconfig}: Namespace schedgate-run" in reap.stdout, reap.stdout
     assert snapshot(target.api) == before
@@ -208,7 +217,7 @@ def test_a_kubeconfig_that_cannot_be_used_is_refused_in_one_line(tmp_path, case)
         _refused(_up(tmp_path), tmp_path, "--provider existing needs --kubeconfig")
         return
     if case == "no-file":
-        _refused(_up(tmp_path, "--kubeconfig", str(tmp_path / "nope")), tmp_path, "nope: no such file")
+        _refused(_up(tmp_path, "--kubeconfig", str(tmp_path / "nope")), tmp_path, "nope: no such kubeconfig file")
         return
     if case == "not-yaml":
         bad = tmp_path / "bad"

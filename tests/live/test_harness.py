@@ -126,7 +126,7 @@ def test_components_die_with_a_killed_run_and_the_next_run_reaps_its_folder(tmp_
     # PR_SET_PDEATHSIG: every component got SIGKILL when its parent died.
     wait_for_exit([int(p.split(":")[0]) for p in our_processes(tmp_path)], what=f"components of {left[0]} to exit")
     assert our_processes(tmp_path) == []
-    from schedgate.runtime.procs import reap_orphans
+    from schedgate.runtime.reap import reap_orphans
 
     reaped = reap_orphans(tmp_path)
     assert f"folder {left[0]}" in reaped
@@ -170,3 +170,28 @@ def test_a_scheduler_crash_fails_the_wait_at_once_instead_of_running_out_the_clo
     finally:
         cluster.revive()  # leave a working cluster for the next test
     wait_for(late, scheduled_on(cluster.nodes_except("train")), timeout=30)
+
+
+def test_apply_keeps_api_discovery_in_memory_and_reads_no_cache_planted_in_the_temporary_folder(cluster, ns):
+    """The client's default discovery cache is ``$TMPDIR/osrcp-<md5 of the server's address>.json``: left behind
+    by every run, and read by the next client of that address, whoever planted it."""
+    import hashlib
+    import json
+    import tempfile
+
+    import kubernetes
+
+    from schedgate.kube.objects import Objects
+
+    host = cluster.api.configuration.host
+    planted = Path(tempfile.gettempdir()) / f"osrcp-{hashlib.md5(host.encode()).hexdigest()}.json"
+    text = json.dumps({"library_version": kubernetes.__version__, "resources": {"planted": "by another user"}})
+    planted.write_text(text)
+    try:
+        objects = Objects(cluster.api, ns.name)
+        ref = objects.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "discovered"}})
+        assert (ref.kind, ref.namespace) == ("ConfigMap", ns.name)
+        assert cluster.core.read_namespaced_config_map("discovered", ns.name).metadata.name == "discovered"
+        assert planted.read_text() == text, "the planted cache was read or written"
+    finally:
+        planted.unlink()

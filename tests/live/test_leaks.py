@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from support import DATA, ROOT, our_processes, run_dirs, wait_for_exit
 
-from schedgate.runtime.procs import run_pids
+from schedgate.runtime.reap import run_pids
 
 
 def _tcp_listeners() -> dict[str, tuple[str, int]]:

@@ -16,11 +16,13 @@ import yaml
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from schedgate.errors import SchedgateError
+from schedgate.errors import DefinitionError, SchedgateError
 from schedgate.kube.api import new_client
+from schedgate.spec.files import read_text
 from schedgate.spec.schedconfig import LEASE_NAMESPACE
 
 # A run's own namespace and sync node, beside a schedgate-made cluster's (schedgate-system, schedgate-sync).
+KUBECONFIG_BYTES = 4 * 1024 * 1024
 SYSTEM_NAMESPACE = "schedgate-run"
 SYNC_NODE = "schedgate-sync-run"
 
@@ -65,12 +67,16 @@ def check_kubeconfig(kubeconfig: Path | None, context: str | None) -> Path:
     """The file exists, is a kubeconfig, and has the context asked for."""
     if kubeconfig is None:
         raise SchedgateError("--provider existing needs --kubeconfig FILE (the cluster to run in)")
-    if not kubeconfig.is_file():
-        raise SchedgateError(f"--kubeconfig {kubeconfig}: no such file")
     try:
-        doc = yaml.safe_load(kubeconfig.read_text(errors="replace")[:1_000_000])
+        text = read_text(kubeconfig, "kubeconfig", KUBECONFIG_BYTES)
+    except DefinitionError as e:
+        raise SchedgateError(f"--kubeconfig {e.path}: {e.problem}") from None
+    try:
+        doc = yaml.safe_load(text)
     except yaml.YAMLError as e:
-        raise SchedgateError(f"--kubeconfig {kubeconfig}: not YAML ({str(e).splitlines()[0]})") from None
+        mark = getattr(e, "problem_mark", None)
+        raise SchedgateError(f"--kubeconfig {kubeconfig}: not YAML" + (f" (line {mark.line + 1})" if mark else "")) \
+            from None
     if not isinstance(doc, dict) or not isinstance(doc.get("contexts"), list):
         raise SchedgateError(f"--kubeconfig {kubeconfig}: not a kubeconfig (no 'contexts' list)")
     names = [c.get("name") for c in doc["contexts"] if isinstance(c, dict)]

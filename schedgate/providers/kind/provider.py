@@ -185,8 +185,9 @@ def run_folder(c: KindContext) -> None:
     c.dir = RunDir.create(keep=c.req.keep or c.req.reuse)
     base = kind_name(cluster_name(c.req.definition) + (f"-{c.req.worker}" if c.req.worker else ""))
     c.name = base if c.req.reuse else kind_name(f"{base}-{c.dir.path.name[-6:].lower()}")
-    # What the reaper needs to delete the cluster after a crash: its name, our PATH, its kubeconfig.
-    (c.dir.path / "kind-cluster").write_text(f"{c.name}\n{c.host.env['PATH']}\n{c.kubeconfig}\n")
+    # What the reaper needs to delete the cluster after a crash: its name (it removes its containers with its
+    # own docker; nothing else of a run folder is taken).
+    (c.dir.path / "kind-cluster").write_text(f"{c.name}\n")
 
 
 def check_reused(c: KindContext) -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from schedgate.runtime.procs import RunDir, run_pids
+from schedgate.runtime.procs import RunDir
+from schedgate.runtime.reap import run_pids
 
 
 def test_a_restart_logs_apart_and_keeps_the_components_name() -> None:

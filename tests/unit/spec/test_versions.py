@@ -58,7 +58,14 @@ def test_a_bug_found_here_is_unreported_and_a_race_is_expected_to_fail_not_alway
     ("failsWith: got allocated elsewhere in the meantime", "failsWith: x\n  race: sometimes",
      "knownBug.race: must be true or false, got 'sometimes' (line 18)"),
     ("failsWith: got allocated elsewhere in the meantime", "failsWith: '(unclosed'",
-     "knownBug.failsWith: not a valid regular expression"),
+     "knownBug.failsWith: not a regular expression RE2 accepts (no backreferences or lookaround; matched in time "
+     "linear in the text): missing ): (unclosed (line 17)"),
+    ("failsWith: got allocated elsewhere in the meantime", "failsWith: '(a)\\1'",
+     "knownBug.failsWith: not a regular expression RE2 accepts (no backreferences or lookaround; matched in time "
+     "linear in the text): invalid escape sequence: \\1 (line 17)"),
+    ('affects: ">=1.37.0"', 'affects: ">=9.0.0"',
+     "knownBug.affects: '>=9.0.0' holds for no release of a minor schedgate builds (1.35, 1.36, 1.37) (line 16)"),
+    ('affects: ">=1.37.0"', 'affects: ">=1.37.0 <1.36.0"', "'>=1.37.0 <1.36.0' holds for no release"),
     ('affects: ">=1.37.0"', 'affects: ">=1.35.0 <1.35.6 ||"',
      "knownBug.affects: has an empty alternative: give comparators on each side of '||' (line 16)"),
     ("failsWith: got allocated elsewhere in the meantime", "says: got allocated",
@@ -109,3 +116,16 @@ def test_a_feature_the_definition_turns_on_is_not_off_by_default_on_an_older_min
     needs = {"DRAPartitionableDevices": "nodes[0].devices[0].counters"}
     assert "has it off by default (on from 1.36)" in skip_reason(needs, "v1.35.4", "f.yaml")
     assert skip_reason(needs, "v1.35.4", "f.yaml", on={"DRAPartitionableDevices"}) is None
+
+
+def test_a_catastrophic_pattern_is_matched_in_linear_time():
+    """``(a+)+$`` against 30 ``a`` and a ``b``: Python's re takes minutes; a file's pattern is matched by RE2."""
+    import time
+
+    from schedgate.spec.pattern import compiled, search
+
+    started = time.monotonic()
+    assert not search(r"(a+)+$", "a" * 5000 + "b")
+    assert compiled(r"(a+)+$").fullmatch("a" * 5000) is not None
+    assert time.monotonic() - started < 1.0
+    assert compiled(r"(?<=x)y").search("xy") is not None  # a Python scenario's own lookbehind: re matches it
