@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from schedgate.errors import ComponentError
 from schedgate.runtime.introspect import task_cpu_seconds
 
 RUN_PREFIX = "schedgate-run-"
@@ -221,10 +222,13 @@ class RunDir:
         if not self.keep:
             cmd, preexec = _tied_to_parent(cmd)
         with open(log, "ab") as out:
-            popen = subprocess.Popen(
-                cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env=env, cwd=self.path, start_new_session=True, preexec_fn=preexec,
-            )
+            try:
+                popen = subprocess.Popen(
+                    cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                    env=env, cwd=self.path, start_new_session=True, preexec_fn=preexec,
+                )
+            except OSError as e:  # not a program, not there, not allowed: one line naming the component
+                raise ComponentError(f"{name}: cannot start {argv[0]}: {e.strerror}") from None
         with open(self.path / "pids", "a") as f:
             f.write(f"{popen.pid} {log.stem}\n")
         proc = Proc(name=name, popen=popen, log=log, argv=list(argv))

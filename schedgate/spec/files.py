@@ -115,6 +115,13 @@ def check_executable(path: str | Path, option: str) -> Path:
         raise SchedgateError(f"{option} {p}: no such file") from None
     if not stat.S_ISREG(st.st_mode):
         raise SchedgateError(f"{option} {p}: is {_what_it_is(st.st_mode)}, not a program")
-    if not os.access(p, os.X_OK):
+    if not os.access(p, os.X_OK) or not st.st_mode & 0o111:
         raise SchedgateError(f"{option} {p}: not executable (chmod +x it)")
+    try:
+        with open(p, "rb") as f:
+            magic = f.read(4)
+    except OSError as e:
+        raise SchedgateError(f"{option} {p}: cannot read: {e.strerror}") from None
+    if magic != b"\x7fELF" and not magic.startswith(b"#!"):
+        raise SchedgateError(f"{option} {p}: not a program (neither an ELF binary nor a script with #!)")
     return p

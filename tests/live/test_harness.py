@@ -48,6 +48,22 @@ def test_bad_input_is_one_line_a_usage_exit_and_nothing_started(tmp_path, args, 
     assert run_dirs(tmp_path) == [] and our_processes(tmp_path) == []
 
 
+@pytest.mark.parametrize("mode, text, expect", [(0o644, "#!/bin/sh\n", "not executable (chmod +x it)"),
+                                               (0o755, "kube-scheduler\n", "not a program (neither an ELF")])
+def test_a_scheduler_binary_that_cannot_run_is_one_line_before_anything_starts(tmp_path, mode, text, expect):
+    """``schedgate up`` and pytest both: before, up started a cluster, then printed a PermissionError traceback."""
+    exe = tmp_path / "kube-scheduler"
+    exe.write_text(text)
+    exe.chmod(mode)
+    up = subprocess.run([sys.executable, "-m", "schedgate", "up", "--scheduler-binary", str(exe)], cwd=ROOT,
+                        env=dict(os.environ, TMPDIR=str(tmp_path)), capture_output=True, text=True, timeout=120)
+    assert up.returncode == 2 and up.stderr.count("\n") == 1, up.stderr
+    assert up.stderr.startswith(f"schedgate: --scheduler-binary {exe}: {expect}"), up.stderr
+    r = pytest_child(tmp_path, "e2e/scenarios/hard-constraint.scenario.yaml", "--scheduler-binary", str(exe))
+    assert r.returncode == 4 and f"--scheduler-binary {exe}: {expect}" in r.stderr, r.stdout + r.stderr
+    assert run_dirs(tmp_path) == [] and our_processes(tmp_path) == []
+
+
 def test_a_malformed_cluster_file_names_file_and_field(tmp_path):
     bad = tmp_path / "bad.yaml"
     good = (ROOT / "clusters/inference.yaml").read_text()

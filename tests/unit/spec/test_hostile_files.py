@@ -6,6 +6,7 @@ one line, at once, in bounded memory, never quoting what it read."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -124,10 +125,8 @@ class Planted:
             if t.is_alive():
                 for p in self.where.rglob("*"):
                     if p.is_fifo():
-                        try:
+                        with contextlib.suppress(OSError):
                             os.close(os.open(p, os.O_RDONLY | os.O_NONBLOCK))
-                        except OSError:
-                            pass
             t.join(timeout=5)
         for s in self.sockets:
             s.close()
