@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from schedgate.errors import SchedgateError
-from schedgate.fuzz.generate import FEATURES, GANG_PLUGIN, Bounds
-from schedgate.fuzz.run import Fuzzer, write
+from schedgate.fuzz.bounds import FEATURES, Bounds
+from schedgate.objects.groups import PLUGIN as GANG_PLUGIN
 from schedgate.providers import start_cluster
 from schedgate.providers.base import ClusterRequest, binaries
 from schedgate.pytest_plugin.options import DEFAULT_SCHEDULER_CONFIG, project_path, stand_in
@@ -54,6 +54,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from schedgate.fuzz.run import Fuzzer, write  # the generator and Hypothesis: only for a fuzz run
+
     if args.seed < 0:
         raise SchedgateError(f"--seed: must be 0 or more, got {args.seed}")
     without = frozenset(f for f in args.without.split(",") if f)

@@ -25,9 +25,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-
-from schedgate.cli import bisect, fuzz, matrix, mutants, reference, snapshot
+from schedgate.cli import bisect, fuzz, matrix, mutants, snapshot
 from schedgate.cli.command import parser
 from schedgate.cli.init import init
 from schedgate.errors import SchedgateError, ToolchainError
@@ -171,6 +169,8 @@ def _check(args: argparse.Namespace) -> int:
 
 def _schema(args: argparse.Namespace) -> int:
     if args.write:
+        from schedgate.cli import reference  # builds pytest's own parser: pytest only for this command
+
         for path in [*write_schemas(), *write_pages(), *reference.write_pages()]:
             print(f"schedgate: wrote {path}")
     elif args.path:
@@ -187,6 +187,8 @@ def _repro(args: argparse.Namespace) -> int:
         opts = opts[1:]
     pytest_args = [str(args.file), "-p", "no:cacheprovider", "--artifacts-on", "always",
                    "-W", "ignore::pytest.PytestAssertRewriteWarning", *_scenario_refs(args.file), *opts]
+    import pytest  # half a second to import: only for the commands that run it
+
     return int(pytest.main(pytest_args))
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from schedgate.errors import SchedgateError
+from schedgate.fuzz.bounds import Bounds
 from schedgate.objects.groups import GROUP_LABEL, MIN_LABEL, PLUGIN
 
 GPU = "nvidia.com/gpu"
@@ -64,32 +64,6 @@ GANGS, GANG_MINS = ("", "", "g", "h"), (2, 3)
 PRIORITIES = ("", "", "low", "high")
 PRIORITY_VALUES = {"low": 100, "high": 1000}
 PRIORITY_CLASS = "fuzz-{}"
-# What --without can leave out, for a scheduler that does not claim it (a black box that has no pod affinity):
-# each is then drawn as its first entry (none) and never varies.
-FEATURES = ("anti-affinity", "host-ports", "restarts", "edits", "spread", "devices", "gangs", "affinity", "preemption")
-LIMITS = {"examples": (1, 10_000), "max_nodes": (1, 8), "max_pods": (1, 30), "budget": (1, 86_400)}
-
-
-@dataclass(frozen=True)
-class Bounds:
-    """How big an example may be and how many there are; each checked against ``LIMITS``."""
-
-    examples: int = 30
-    max_nodes: int = 3
-    max_pods: int = 6
-    budget: int = 240  # seconds for generating and shrinking together
-    without: frozenset[str] = frozenset()  # FEATURES the examples leave out
-
-    def __post_init__(self) -> None:
-        if unknown := sorted(self.without - set(FEATURES)):
-            raise SchedgateError(f"--without: {unknown[0]!r} is not a feature to leave out (one of "
-                                 f"{', '.join(FEATURES)})")
-        for name, (low, high) in LIMITS.items():
-            value = getattr(self, name)
-            if not low <= value <= high:
-                raise SchedgateError(f"--{name.replace('_', '-')}: must be {low}..{high}, got {value}")
-
-
 def _node() -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries({
         "cpu": st.sampled_from(NODE_CPU), "memory": st.sampled_from(NODE_MEMORY),

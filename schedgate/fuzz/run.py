@@ -24,7 +24,8 @@ from hypothesis import seed as seeded
 
 from schedgate.cluster import Cluster
 from schedgate.errors import SchedgateError
-from schedgate.fuzz.generate import GANG_PLUGIN, Bounds, Shared, examples, scenario_doc, size
+from schedgate.fuzz.bounds import Bounds
+from schedgate.fuzz.generate import GANG_PLUGIN, Shared, examples, scenario_doc, size
 from schedgate.fuzz.trim import cuts, rule
 from schedgate.runtime.progress import log
 from schedgate.scenarios.load import load_scenario

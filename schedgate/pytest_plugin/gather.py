@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from schedgate.providers import Started
+from schedgate.pytest_plugin.options import worker_id
 
 TIMINGS = "schedgate_timings"
 ADMISSION = "schedgate_admission"
@@ -72,13 +73,6 @@ def gathered(config: pytest.Config) -> Gathered:
 def register(config: pytest.Config) -> None:
     if config.pluginmanager.get_plugin("schedgate-gathered") is None:
         config.pluginmanager.register(Gathered(), "schedgate-gathered")
-
-
-def worker_id(config: pytest.Config) -> str:
-    """``gw0``, ``gw1``, … on an xdist worker; empty in a run without ``-n`` — also in a pytest that a
-    worker's test starts as a subprocess (it inherits the worker's environment, not its role)."""
-    workerinput = getattr(config, "workerinput", None)
-    return str(workerinput.get("workerid", "")) if isinstance(workerinput, dict) else ""
 
 
 _FACTS = pytest.StashKey[StartFacts]()

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from schedgate.pytest_plugin.gather import worker_id
+from schedgate.pytest_plugin.options import worker_id
 from schedgate.runtime.progress import log
 
 

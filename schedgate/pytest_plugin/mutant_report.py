@@ -7,15 +7,21 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pytest
+import pluggy
+
+if TYPE_CHECKING:
+    import pytest
+
+# pytest.hookimpl itself, without importing pytest where `schedgate mutants` only reads the names below
+hookimpl = pluggy.HookimplMarker("pytest")
 
 REPORT_ENV = "SCHEDGATE_MUTANT_REPORT"
 FIRST_CATCH_ENV = "SCHEDGATE_MUTANT_FIRST_CATCH"
 
 
-@pytest.hookimpl(hookwrapper=True)
+@hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     outcome = yield
     path = os.environ.get(REPORT_ENV)

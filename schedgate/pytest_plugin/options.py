@@ -8,13 +8,12 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pytest
+from _pytest.stash import StashKey  # pytest.StashKey, without importing pytest into `schedgate check`
 
 from schedgate.errors import SchedgateError
 from schedgate.providers import PROVIDERS, ClusterRequest
-from schedgate.pytest_plugin.gather import worker_id
 from schedgate.runtime.binaries import check_given
 from schedgate.runtime.pins import PIN_ENV, select
 from schedgate.runtime.toolchain import go_module_dir
@@ -25,6 +24,16 @@ from schedgate.spec.gates import parse_gate_option
 from schedgate.spec.roles import ROLES, role
 from schedgate.spec.schedconfig import SchedulerConfig, load_scheduler_config
 from schedgate.spec.shipped import shipped
+
+if TYPE_CHECKING:
+    import pytest
+
+def worker_id(config: pytest.Config) -> str:
+    """``gw0``, ``gw1``, … on an xdist worker; empty in a run without ``-n`` — also in a pytest that a
+    worker's test starts as a subprocess (it inherits the worker's environment, not its role)."""
+    workerinput = getattr(config, "workerinput", None)
+    return str(workerinput.get("workerid", "")) if isinstance(workerinput, dict) else ""
+
 
 DEFAULT_CLUSTER = "clusters/inference.yaml"
 DEFAULT_SCHEDULER_CONFIG = "clusters/profiles/gpu-packing-scheduler.yaml"
@@ -202,7 +211,7 @@ def request_from(config: pytest.Config) -> ClusterRequest:
     return req
 
 
-_REQUEST = pytest.StashKey[ClusterRequest]()
+_REQUEST = StashKey[ClusterRequest]()
 
 
 def _scenario_own(config: pytest.Config, req: ClusterRequest) -> ClusterRequest:

@@ -9,11 +9,17 @@ property of the JUnit test suite (``schedgate: TEST :: NAME``): the default
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pytest
+# pytest's own StashKey, without importing all of pytest (half a second) into every schedgate command that
+# loads a scenario (`schedgate check`): the key is the same class pytest.StashKey names.
+from _pytest.stash import StashKey
 
-FIGURES = pytest.StashKey[list[tuple[str, str]]]()
-ATTACHED = pytest.StashKey[dict[str, str]]()
+if TYPE_CHECKING:
+    import pytest
+
+FIGURES = StashKey[list[tuple[str, str]]]()
+ATTACHED = StashKey[dict[str, str]]()
 
 
 @dataclass

@@ -13,7 +13,8 @@ import yaml
 from hypothesis import HealthCheck, given, seed, settings
 
 from schedgate.errors import SchedgateError
-from schedgate.fuzz.generate import APP, GANG_LABEL, GANG_MIN_LABEL, HOSTNAME, Bounds, examples, scenario_doc, size
+from schedgate.fuzz.bounds import Bounds
+from schedgate.fuzz.generate import APP, GANG_LABEL, GANG_MIN_LABEL, HOSTNAME, examples, scenario_doc, size
 from schedgate.fuzz.run import Fuzzer
 from schedgate.scenarios.invariants import Invariants, _settled
 from schedgate.scenarios.load import load_scenario

@@ -8,7 +8,8 @@ from pathlib import Path
 import yaml
 from hypothesis import HealthCheck, given, settings
 
-from schedgate.fuzz.generate import Bounds, examples, scenario_doc, size
+from schedgate.fuzz.bounds import Bounds
+from schedgate.fuzz.generate import examples, scenario_doc, size
 from schedgate.fuzz.trim import cuts, rule, without_class, without_node, without_pod, without_step
 from schedgate.scenarios.load import load_scenario
 
