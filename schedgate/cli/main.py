@@ -56,19 +56,19 @@ from schedgate.spec.yamlfile import read_yaml
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["mutants"]:  # its own options, and pytest's after --
-        return mutants.main(argv[1:])
-    if argv[:1] == ["matrix"]:
-        return matrix.main(argv[1:])
-    if argv[:1] == ["bisect"]:
-        return bisect.main(argv[1:])
-    args = parser().parse_args(argv)
-    show_on(sys.stderr)
+    # mutants, matrix and bisect parse their own options (and pytest's after --)
+    own = {"mutants": mutants.main, "matrix": matrix.main, "bisect": bisect.main}
+    action = argv[0] if argv[:1] and argv[0] in own else ""
     try:
-        return int(ACTIONS[args.action](args))
+        if action:
+            return own[action](argv[1:])
+        args = parser().parse_args(argv)
+        action = args.action
+        show_on(sys.stderr)
+        return int(ACTIONS[action](args))
     except ToolchainError as e:
         print(f"schedgate: {e}", file=sys.stderr)
-        return 1 if args.action == "tools" else 2
+        return 1 if action == "tools" else 2
     except SchedgateError as e:
         print(f"schedgate: {e}", file=sys.stderr)
         return 2

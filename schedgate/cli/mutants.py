@@ -45,10 +45,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from schedgate.errors import SchedgateError
 from schedgate.pytest_plugin.mutant_report import FIRST_CATCH_ENV, REPORT_ENV
 from schedgate.runtime.builds import MUTANT_BUILDS
 from schedgate.runtime.toolchain import ensure_mutant
-from schedgate.spec.files import read_text
+from schedgate.spec.files import read_bounded, read_text
 from schedgate.spec.shipped import shipped
 from schedgate.spec.yamlfile import MAX_BYTES
 
@@ -140,12 +141,19 @@ def run_suite(config: Path, suite: str | list[str], extra: list[str], first_catc
                   proc.returncode, seconds, failures, tail[:400])
 
 
+JUNIT_BYTES = 256 * 1024 * 1024  # the whole suite's report, a few MiB today
+
+
 def junit_passed(report: Path, files: list[str]) -> tuple[list[str], list[str]]:
     """Of ``files`` (test files or scenario files, as a ``# caught-by:`` line names them), those the JUnit
     ``report`` ran with no failure or error, and the rest; a file all of whose tests were skipped there
     was not shown to pass (an xfail, a known bug failing as its file says, was: that is its verdict)."""
     ran: dict[str, list[str]] = {}
-    for case in ET.parse(report).getroot().iter("testcase"):
+    try:
+        root = ET.fromstring(read_bounded(report, "JUnit report", JUNIT_BYTES))
+    except ET.ParseError as e:
+        raise SchedgateError(f"--baseline-junit {report}: not a JUnit XML report (line {e.position[0]})") from None
+    for case in root.iter("testcase"):
         outcome = next(("xfailed" if c.get("type") == "pytest.xfail" else c.tag  # a known bug, failing as it does
                         for c in case if c.tag in ("failure", "error", "skipped")), "passed")
         ran.setdefault(case.get("classname") or "", []).append(outcome)

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schedgate.cli.mutants import header
+from schedgate.cli.mutants import header, junit_passed
 from schedgate.errors import SchedgateError
 from schedgate.kube.journal import Journal
 from schedgate.providers.existing.access import check_kubeconfig
@@ -49,6 +49,7 @@ READERS: dict[str, Callable[[Path], object]] = {
     "scenario": load_scenario, "cluster definition": load_definition, "scheduler configuration":
     load_scheduler_config, "kubeconfig": lambda p: check_kubeconfig(p, None), "journal": _journal,
     "run folder file": _own, "mutant": lambda p: header(p, "mutant", ""),
+    "baseline JUnit report": lambda p: junit_passed(p, []),
 }
 NAMES = ["plain.yaml", "line\nbreak.yaml", "bidi\u202egnp.yaml", "tab\tand\x1bescape.yaml", "é" * 45 + ".yaml"]
 
