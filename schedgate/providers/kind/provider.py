@@ -58,7 +58,7 @@ from schedgate.runtime.interrupts import interrupts_deferred
 from schedgate.runtime.procs import RunDir
 from schedgate.runtime.toolchain import Binaries, ensure_binaries
 from schedgate.spec.agent import agent_only_local
-from schedgate.spec.cluster import ClusterDefinition
+from schedgate.spec.cluster import HOSTNAME, ClusterDefinition
 from schedgate.spec.devices import counters_only_local
 from schedgate.spec.schedconfig import default_scheduler_config
 
@@ -235,9 +235,12 @@ def nodes_ready(c: KindContext) -> None:
 
     poll_until(ready, f"nodes {', '.join(names)} Ready", 600, error=ComponentError)
     # kind's control plane is not a node of the definition: cordoned instead of tainted, it shows in
-    # scheduling messages as the sync node does ("were unschedulable"), never as an untolerated taint.
+    # scheduling messages as the sync node does ("were unschedulable"), never as an untolerated taint; and,
+    # as the sync node, without kubernetes.io/hostname, so that no topology spread by host counts it as a
+    # domain holding none of its pods (a hard spread would refuse pods on every node of the definition). Its
+    # kubelet sets the label only when it registers; the scheduler pods pinned here go by nodeName.
     core.patch_node(f"{c.cluster_name}-control-plane",
-                    {"metadata": {"annotations": {DEFINITION_ANNOTATION: c.digest}},
+                    {"metadata": {"annotations": {DEFINITION_ANNOTATION: c.digest}, "labels": {HOSTNAME: None}},
                      "spec": {"unschedulable": True, "taints": None}})
 
 
