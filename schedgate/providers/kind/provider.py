@@ -1,12 +1,10 @@
 """The kind provider: the same definitions on real kubelets in Docker.
 
-One control-plane node (kind's) plus one worker per node of the definition,
-registered under the definition's node name, with its labels and taints
-(:mod:`.config`). A kubelet reports its machine's real CPUs and memory, so
-pod cpu and memory requests are scaled by real/defined node size; GPUs are
-advertised by patching node status, as a device plugin would; DRA devices by
-schedgate's driver on each node (:mod:`.dra`). The scheduler under test runs in
-the cluster as a Deployment (:mod:`.scheduler`).
+One control-plane node (kind's) plus one worker per node of the definition, registered under the
+definition's node name, with its labels and taints (:mod:`.config`). A kubelet reports its machine's real
+CPUs and memory, so pod cpu and memory requests are scaled by real/defined node size; GPUs are advertised by
+patching node status, as a device plugin would; DRA devices by schedgate's driver on each node
+(:mod:`.dra`). The scheduler under test runs in the cluster as a Deployment (:mod:`.scheduler`).
 
 Creation steps: node tools and node image, binaries, the run folder, a reused
 cluster checked (or recreated), ``kind create cluster``, every node Ready, the
@@ -234,11 +232,9 @@ def nodes_ready(c: KindContext) -> None:
         return all(n in ok for n in names)
 
     poll_until(ready, f"nodes {', '.join(names)} Ready", 600, error=ComponentError)
-    # kind's control plane is not a node of the definition: cordoned instead of tainted, it shows in
-    # scheduling messages as the sync node does ("were unschedulable"), never as an untolerated taint; and,
-    # as the sync node, without kubernetes.io/hostname, so that no topology spread by host counts it as a
-    # domain holding none of its pods (a hard spread would refuse pods on every node of the definition). Its
-    # kubelet sets the label only when it registers; the scheduler pods pinned here go by nodeName.
+    # kind's control plane is not a node of the definition. As the sync node: cordoned, not tainted (shown as
+    # "were unschedulable"), and without kubernetes.io/hostname, so no spread by host counts it as an empty
+    # domain (its kubelet sets the label only as it registers; the schedulers pinned here go by nodeName).
     core.patch_node(f"{c.cluster_name}-control-plane",
                     {"metadata": {"annotations": {DEFINITION_ANNOTATION: c.digest}, "labels": {HOSTNAME: None}},
                      "spec": {"unschedulable": True, "taints": None}})
