@@ -1,7 +1,7 @@
 """Providers side by side, from one run: cluster start to ready, node image build, suite wall time.
 
     .venv/bin/python bench/providers.py                 # starts: local x3, kind x1; image warm and cold
-    .venv/bin/python bench/providers.py --suites        # also pytest e2e on each provider (kind: ~15 min here)
+    .venv/bin/python bench/providers.py --suites        # also pytest e2e on each provider, serially (kind ~29 min)
 
 Cold image build = the node image rebuilt from the cached binaries and Debian
 rootfs (the Go builds themselves are measured by `make tools` / scripts/node-binaries).
@@ -69,7 +69,7 @@ def main() -> int:
     rows.append(("kind: node image, present (s)", f"{image_build(cold=False):.1f}"))
     rows.append(("kind: node image, rebuilt from cached inputs (s)", f"{image_build(cold=True):.1f}"))
     kind = [start_once("kind") for _ in range(args.kind_starts)]
-    rows.append(("kind: create to ready, 1 control plane + 9 workers (s)",
+    rows.append(("kind: create to ready, its control plane + 9 kwok nodes (s)",
                  f"median {statistics.median(kind):.1f} over {len(kind)}: " + ", ".join(f"{x:.1f}" for x in kind)))
     if args.suites:
         for provider in ("local", "kind"):

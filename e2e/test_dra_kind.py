@@ -7,8 +7,8 @@ runtime gave the container (``crictl inspect`` on the node): exactly the devices
 allocated. A driver that publishes but does not prepare leaves the pod ContainerCreating; one that
 prepares without the CDI device leaves the variable out — both fail here.
 
-Run with ``--cluster clusters/dra.yaml --provider kind``. On the local provider no kubelet runs the
-pods (nothing is prepared) and the case skips, saying so.
+Run with ``--cluster clusters/dra-kubelets.yaml --provider kind``: real kubelets (``nodeAgent: {kind:
+kubelet}``), as kind's kwok nodes run no container. Elsewhere the case skips, saying so.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from schedgate import make_pod, scheduled_on, wait_for
 from schedgate.kube.watch import MATCH, Check, FnMatcher, Matcher, fail, pending
 from schedgate.objects.claims import DeviceRequest
 from schedgate.providers.kind.backend import KindBackend
+from schedgate.spec.agent import kubelet_nodes
 from schedgate.workloads.gpu import PACKING
 
 GPU_CLASS = "gpu.schedgate.io"
@@ -58,13 +59,12 @@ def container_env(backend: KindBackend, node: str, namespace: str, pod: str) -> 
 
 
 def test_two_gpus_of_one_nvlink_domain_reach_the_container_as_prepared(cluster, ns):
-    if not cluster.backend.nodes.runs_pods:
-        pytest.skip(f"the {cluster.provider} provider runs no pods: no kubelet prepares claims there")
-    if not isinstance(cluster.backend, KindBackend):
-        pytest.skip(f"the {cluster.provider} provider's node runtime cannot be inspected here")
+    if not isinstance(cluster.backend, KindBackend) or not kubelet_nodes(cluster.definition):
+        pytest.skip(f"cluster {cluster.definition.name} on {cluster.provider}: no kubelet prepares claims there "
+                    "(run with --cluster clusters/dra-kubelets.yaml --provider kind)")
     if GPU_CLASS not in {c.name for c in cluster.definition.device_classes}:
         pytest.skip(f"cluster {cluster.definition.name} defines no {GPU_CLASS} devices "
-                    "(run with --cluster clusters/dra.yaml)")
+                    "(run with --cluster clusters/dra-kubelets.yaml --provider kind)")
     net, cpu = cluster.pool("dra-net"), cluster.pool("cpu")
 
     # Two GPUs sharing an NVLink domain, none on PCIe root pci0 (gpu-0, gpu-1): on an empty node the

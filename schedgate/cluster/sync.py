@@ -65,6 +65,7 @@ from schedgate.runtime.scheduler import Scheduler
 from schedgate.spec.cluster import HOSTNAME
 
 SYNC_NODE = "schedgate-sync"
+CORDON_TAINT = "node.kubernetes.io/unschedulable"  # what a node lifecycle controller taints a cordoned node with
 SYNC_KEY = "schedgate.io/sync"
 # The sync node is a tenant pool of its own and the probes its tenant, so a scheduler that keeps tenants
 # to their pools (TenantFilter, tenant-id / schedgate.io/tenant-pool) admits them there too.
@@ -201,7 +202,8 @@ class SyncBarrier:
     def _ensure_node(self, token: str, room: bool) -> None:
         """The sync node, labelled with ``token``; with ``room`` for probes to bind, else none (pods 0)."""
         labels = {SYNC_KEY: token, SYNC_TENANT["node"][0]: SYNC_TENANT["node"][1]}
-        if ignore_not_found(read_json, self.core.read_node, self.node) is None:
+        have = ignore_not_found(read_json, self.core.read_node, self.node)
+        if have is None:
             self.core.create_node({"apiVersion": "v1", "kind": "Node",
                                    "metadata": {"name": self.node, "labels": labels}, "spec": {"unschedulable": True}})
             self._room = None
@@ -211,8 +213,12 @@ class SyncBarrier:
                 "capacity": space, "allocatable": space,
                 "conditions": [ready_condition("schedgate's scheduler-sync node")]}}, _content_type=MERGE)
             self._room = room
-        # Cordoned, and cleared of the taints new nodes get: only sync probes are judged here.
+        # Cordoned, and cleared of the taints new nodes get: only sync probes are judged here. The taint a node
+        # lifecycle controller gives a cordoned node stays: taken off, it comes back, and each time the
+        # schedulers hear a taint change, which requeues every pod a taint or a cordon kept out (kind).
         # No kubernetes.io/hostname (taken off a node an older schedgate made): a topology spread constraint on it
         # counts every node with the key, cordoned or not, and the sync node would be a domain holding no pod.
-        self.core.patch_node(self.node, {"metadata": {"labels": {**labels, HOSTNAME: None}},
-                                         "spec": {"unschedulable": True, "taints": None}}, _content_type=MERGE)
+        cordon = [t for t in ((have or {}).get("spec") or {}).get("taints") or [] if t.get("key") == CORDON_TAINT]
+        spec = {"unschedulable": True, "taints": cordon or None}
+        self.core.patch_node(self.node, {"metadata": {"labels": {**labels, HOSTNAME: None}}, "spec": spec},
+                             _content_type=MERGE)

@@ -36,6 +36,15 @@ def token_kubeconfig(core: Any, identity: str, namespace: str, *, server: str, c
                      tls_server_name: str | None = None) -> Path:
     """Write ``path``: ServiceAccount ``namespace/identity``'s bound token for ``server`` (a proxy's
     address may stand there, the server's certificate still checked under ``tls_server_name``)."""
+    path.write_text(token_kubeconfig_text(core, identity, namespace, server=server, ca=ca,
+                                          tls_server_name=tls_server_name))
+    path.chmod(0o600)
+    return path
+
+
+def token_kubeconfig_text(core: Any, identity: str, namespace: str, *, server: str, ca: Path | str | None,
+                          tls_server_name: str | None = None) -> str:
+    """The kubeconfig of :func:`token_kubeconfig`, as text (``ca``: a path where it is read)."""
     req: Any = core.create_namespaced_service_account_token(
         identity, namespace, {"spec": {"expirationSeconds": TOKEN_SECONDS}})
     cluster: dict[str, Any] = {"server": server}
@@ -47,6 +56,4 @@ def token_kubeconfig(core: Any, identity: str, namespace: str, *, server: str, c
            "clusters": [{"name": "schedgate", "cluster": cluster}],
            "users": [{"name": identity, "user": {"token": req.status.token}}],
            "contexts": [{"name": "schedgate", "context": {"cluster": "schedgate", "user": identity}}]}
-    path.write_text(yaml.safe_dump(doc))
-    path.chmod(0o600)
-    return path
+    return str(yaml.safe_dump(doc))

@@ -31,6 +31,7 @@ from schedgate.runtime.scheduler import Scheduler
 from schedgate.runtime.toolchain import pinned_kubernetes_version
 from schedgate.scenarios.load import Scenario, is_scenario_file, load_scenario
 from schedgate.scenarios.run import Run
+from schedgate.spec.agent import kubelet_nodes
 from schedgate.spec.cluster import ClusterDefinition
 from schedgate.spec.features import as_written, skip_reason
 from schedgate.spec.pattern import search
@@ -219,10 +220,11 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
     if refused:
         pytest.skip(f"schedgate: {refused}")
     here = provider(name)
-    if "adds" in scenario.node_objects and not here.adds_nodes:
+    kubelets = kubelet_nodes(scenario.definition)  # kind's workers: they register themselves, and admit
+    if "adds" in scenario.node_objects and (kubelets or not here.adds_nodes):
         pytest.skip(f"schedgate: {scenario.source}: {scenario.node_objects['adds']} adds nodes; the {name} "
                     "provider's nodes are kubelets or a cluster's own (the local provider adds them)")
-    if "overcommits" in scenario.node_objects and here.kubelets_only:
+    if "overcommits" in scenario.node_objects and (kubelets or here.kubelets_only):
         pytest.skip(f"schedgate: {scenario.source}: {scenario.node_objects['overcommits']} needs a node the API "
                     f"server lets two schedulers overcommit; every {name} node runs a kubelet, whose admission "
                     "refuses a pod that does not fit (the local provider's nodes do not)")

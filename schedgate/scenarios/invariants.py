@@ -26,7 +26,7 @@ requests alone exclude (a victim preempted in the scheduler's memory, never boun
 oracle's eyes (a pod with claims, or a gang's member, is not judged so, and is named): sound when nothing
 was tightened after the pods came (a label only added, a taint only removed, nodes only added, pods only
 deleted), as in a generated scenario. A broken rule of a pod the test did not make, or of a node holding none
-of its pods, is left out and counted in the figure (kind's cordoned control plane holds static pods). The
+of its pods, is left out and counted in the figure (an existing cluster's own pods are its business). The
 checks the oracle ran, and those it left out for a pod (with why),
 are printed as a figure; a constraint outside them is not judged.
 """
@@ -231,7 +231,7 @@ class Invariants(DeclaredOutcome):
         verdict["violations"], verdict["preempted"] = kept, len(victims)
         verdict["skipped"] = [*(verdict.get("skipped") or []), *unjudged, *(
             [f"{others} broken rule(s) of pods the test did not make, or of nodes holding none of its pods: left "
-             "out (a kind control plane's static pods on its cordoned node are no scheduler's placements)"]
+             "out (not this test's placements)"]
             if others else [])]
         return verdict
 

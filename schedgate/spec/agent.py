@@ -1,9 +1,9 @@
-"""A definition's node agent: what stands in for the kubelets of API-only nodes.
+"""A definition's node agent: what runs the pods of the definition's nodes.
 
 ::
 
     nodeAgent:
-      kind: kwok                    # the one agent there is
+      kind: kwok                    # kwok (the default on kind), or kubelet (kind only)
       nodeMonitorGracePeriod: 10    # seconds; kube-controller-manager's --node-monitor-grace-period
 
 Without one (the default) a local cluster's nodes are Node objects and nothing
@@ -15,8 +15,11 @@ period ends; and the controller manager adds the node lifecycle and taint
 eviction controllers, so a node whose heartbeats stop (the ``stopHeartbeats``
 step) is tainted ``node.kubernetes.io/unreachable`` and its pods are evicted by
 their tolerations. Upstream's grace period is 50 s; a definition may shorten
-it. kind's nodes are kubelets already and an existing cluster's are its own:
-those providers run no agent.
+it. On kind every node is a kwok node of its one control plane unless the
+definition says ``kind: kubelet``: then each node is a kind worker, a real
+kubelet in a container (the DRA driver's kubelet plugin, a kubelet's own
+admission and termination), and the definition gets a kind cluster of its own.
+An existing cluster's nodes are its own: it runs no agent.
 """
 
 from __future__ import annotations
@@ -27,11 +30,12 @@ from typing import Any
 from schedgate.spec.shape import Key, Shape
 from schedgate.spec.validate import Validator
 
-KINDS = ("kwok",)
+KWOK, KUBELET = "kwok", "kubelet"
+KINDS = (KWOK, KUBELET)
 UPSTREAM_GRACE = 50.0  # kube-controller-manager's --node-monitor-grace-period default
 KUBELET_LEASE = 40  # a kubelet's node Lease duration; it renews every quarter of it
 MIN_GRACE = 4.0
-AGENT = Shape("nodeAgent", "what runs the pods of API-only nodes on the local provider", (
+AGENT = Shape("nodeAgent", "what runs the pods of the definition's nodes: kwok, or kind's kubelets", (
     Key("kind", "", {"enum": list(KINDS)}, required=True),
     Key("nodeMonitorGracePeriod", "seconds without a heartbeat before a node is Unknown (50)",
         {"type": "number", "minimum": MIN_GRACE, "maximum": 3600}),
@@ -54,14 +58,24 @@ class NodeAgent:
         return [f"--node-monitor-grace-period={grace:g}s", f"--node-monitor-period={min(5.0, grace / 4):g}s"]
 
 
-def agent_only_local(definition: Any, provider: str) -> str | None:
-    """Why the ``provider`` (not local) does not run a definition with a node agent, or None without one: its
-    nodes are kubelets, with their own timing (a deletion, the lifecycle's grace period) the file relies on."""
-    if getattr(definition, "agent", None) is None:
+def kubelet_nodes(definition: Any) -> bool:
+    """Whether the definition asks for real kubelets (``nodeAgent: {kind: kubelet}``): kind's workers."""
+    agent = getattr(definition, "agent", None)
+    return agent is not None and agent.kind == KUBELET
+
+
+def agent_unmet(definition: Any, provider: str) -> str | None:
+    """Why ``provider`` does not run the definition's node agent, or None: kubelets are kind's workers; an
+    existing cluster's nodes are its own, with their own timing (a deletion, the lifecycle's grace period)."""
+    agent = getattr(definition, "agent", None)
+    if agent is None or provider == "kind" or (provider == "local" and agent.kind == KWOK):
         return None
-    return (f"{definition.source}: nodeAgent ({definition.agent.kind}) is the local provider's; the {provider} "
-            "provider's nodes are kubelets, whose timing (a pod's termination, the node lifecycle's grace period) "
-            "the definition's agent sets on local")
+    if agent.kind == KUBELET:
+        return (f"{definition.source}: nodeAgent kubelet asks for real kubelets, kind's workers; the {provider} "
+                "provider's nodes are not (run it with --provider kind)")
+    return (f"{definition.source}: nodeAgent ({agent.kind}) is a cluster schedgate makes; the {provider} "
+            "provider's nodes are its own, whose timing (a pod's termination, the node lifecycle's grace period) "
+            "the definition's agent sets on local and kind")
 
 
 def parse_agent(v: Validator, raw: Any, where: str) -> NodeAgent:

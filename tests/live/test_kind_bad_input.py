@@ -123,22 +123,43 @@ def test_the_reusable_cluster_name_is_the_definitions():
     assert f"{cluster_name(load_definition(Path('clusters/inference.yaml')))}-control-plane" == TAKEN
 
 
-def test_a_definition_larger_than_kind_runs_here_is_one_line_before_anything_starts(tmp_path):
-    r = pytest_child(tmp_path, SCENARIO, "--provider", "kind", "--cluster", "clusters/fleet.yaml")
-    line = the_error(r, "defines 320 nodes")
-    assert re.search(r"clusters/fleet\.yaml defines 320 nodes: a kind cluster of 321 node containers is more than "
-                     r"this machine runs \(at most \d+: 8 per CPU core, \d+ cores; SCHEDGATE_KIND_MAX_NODES sets "
-                     r"another limit\); run it on the local or existing provider", line), line
+def kubelet_fleet(tmp_path: Path) -> Path:
+    """clusters/fleet.yaml's 320 nodes, asked of kind as real kubelets (kwok nodes have no such limit)."""
+    path = tmp_path / "fleet-kubelets.yaml"
+    path.write_text(Path("clusters/fleet.yaml").read_text() + "\nnodeAgent: {kind: kubelet}\n")
+    return path
+
+
+def test_more_kubelet_workers_than_kind_runs_here_is_one_line_before_anything_starts(tmp_path):
+    fleet = kubelet_fleet(tmp_path)
+    r = pytest_child(tmp_path, SCENARIO, "--provider", "kind", "--cluster", str(fleet))
+    line = the_error(r, "nodeAgent: kubelet")
+    assert re.search(re.escape(f"{fleet}: nodeAgent: kubelet: 320 nodes are a kind cluster of 321 node containers, "
+                               "more than this machine runs (at most ") + r"\d+: 8 per CPU core, \d+ cores; "
+                     r"SCHEDGATE_KIND_MAX_NODES sets another limit\); leave nodeAgent out \(kwok nodes\) or make it "
+                     r"smaller", line), line
     assert run_dirs(tmp_path) == []
 
 
-def test_a_scenario_file_larger_than_kind_runs_here_is_skipped_with_the_limit(tmp_path):
-    r = pytest_child(tmp_path, "e2e/scenarios/fleet-fragmentation.scenario.yaml", "--provider", "kind", "-rs",
-                     env={"SCHEDGATE_KIND_MAX_NODES": "12"})
+def test_a_scenario_file_asking_for_more_kubelets_than_kind_runs_here_is_skipped_with_the_limit(tmp_path):
+    """A file's own definition with real kubelets is skipped at setup, before any container starts."""
+    kubelets = tmp_path / "dra-kubelets.yaml"
+    kubelets.write_text(Path("clusters/dra-kubelets.yaml").read_text().replace(
+        "clusters/deviceclasses/", f"{Path.cwd()}/clusters/deviceclasses/"))
+    scenario = tmp_path / "kubelets.scenario.yaml"
+    scenario.write_text(f"""apiVersion: schedgate.io/v1alpha1
+kind: Scenario
+name: kubelets
+cluster: {kubelets}
+steps:
+  - createPods: {{name: p, cpu: 100m}}
+  - expect: {{pods: p, scheduledOn: [dra-net, cpu]}}
+""")
+    r = pytest_child(tmp_path, str(scenario), "--provider", "kind", "-rs", env={"SCHEDGATE_KIND_MAX_NODES": "2"})
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert "1 skipped" in r.stdout
-    assert ("fleet.yaml defines 320 nodes: a kind cluster of 321 node containers is more than this machine runs "
-            "(at most 12: SCHEDGATE_KIND_MAX_NODES=12)") in r.stdout
+    assert (f"{kubelets}: nodeAgent: kubelet: 2 nodes are a kind cluster of 3 node containers, more than this "
+            "machine runs (at most 2: SCHEDGATE_KIND_MAX_NODES=2)") in r.stdout
     assert run_dirs(tmp_path) == []
 
 

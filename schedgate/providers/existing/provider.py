@@ -65,7 +65,7 @@ from schedgate.runtime.interrupts import interrupts_deferred
 from schedgate.runtime.procs import RunDir
 from schedgate.runtime.scheduler import SchedulerProcess, distinct
 from schedgate.runtime.toolchain import Binaries, pinned_kubernetes_version
-from schedgate.spec.agent import agent_only_local
+from schedgate.spec.agent import agent_unmet
 from schedgate.spec.cluster import GPU, ClusterDefinition
 from schedgate.spec.quantity import parse_quantity
 from schedgate.spec.schedconfig import LEASE_NAMESPACE
@@ -83,11 +83,11 @@ class ExistingProvider:
     kubelets_only = False
 
     def cannot_run(self, definition: ClusterDefinition) -> str | None:
-        return agent_only_local(definition, "existing")
+        return agent_unmet(definition, "existing")
 
     def preflight(self, req: ClusterRequest) -> None:
         """The kubeconfig answers, the user has every right a run needs, the scheduler's version fits."""
-        no_agent = agent_only_local(req.definition, "existing")
+        no_agent = agent_unmet(req.definition, "existing")
         if no_agent:
             raise SchedgateError(no_agent)
         kubeconfig = check_kubeconfig(req.kubeconfig, req.context)

@@ -8,17 +8,24 @@ from pathlib import Path
 
 from kubernetes import client as k8s
 
-from schedgate.cluster import KubeletNodes
+from schedgate.cluster.nodes import NodeBackend
 from schedgate.errors import ComponentError
 from schedgate.kube.api import create_or_keep
-from schedgate.providers.identity import cluster_ca, identity_name, token_kubeconfig
-from schedgate.providers.kind.config import ROUTED_KUBECONFIG
+from schedgate.providers.identity import cluster_ca, identity_name, token_kubeconfig, token_kubeconfig_text
 from schedgate.providers.kind.dra import DriverSlices
 from schedgate.providers.kind.host import Host
-from schedgate.providers.kind.scheduler import FIRST_PORT, SCHEDULER_NAMESPACE, PodScheduler, StaticScheduler
+from schedgate.providers.kind.scheduler import (
+    CLUSTER_CA,
+    FIRST_PORT,
+    IN_POD_KUBECONFIG,
+    SCHEDULER_NAMESPACE,
+    ControlPlane,
+    PodScheduler,
+    StaticScheduler,
+)
 from schedgate.providers.rbac import grant
 from schedgate.runtime.blackbox import BlackBoxProcess
-from schedgate.runtime.procs import Component, RunDir
+from schedgate.runtime.procs import Component, Proc, RunDir
 from schedgate.runtime.scheduler import Scheduler, distinct, forget
 from schedgate.spec.schedconfig import SchedulerConfig
 
@@ -26,8 +33,8 @@ from schedgate.spec.schedconfig import SchedulerConfig
 @dataclass
 class KindBackend:
     """What a kind cluster can do: start schedulers in it, restart its API server, be proxied, export logs,
-    publish devices through its DRA driver. A kube-scheduler runs in the cluster (a Deployment); a black box
-    runs as a process on this machine under a ServiceAccount token of its own, as on an existing cluster."""
+    publish devices through its DRA driver. A kube-scheduler runs on the control plane (a static pod); a black
+    box runs as a process on this machine under a ServiceAccount token of its own, as on an existing cluster."""
 
     host: Host
     cluster: str
@@ -35,7 +42,7 @@ class KindBackend:
     run_dir: Path
     kubeconfig: Path
     scheduler_image: str
-    nodes: KubeletNodes
+    nodes: NodeBackend  # kwok nodes (ApiOnlyNodes), or kubelet workers (KubeletNodes)
     pod_image: str
     extender_host: str
     api_endpoint: tuple[str, int]
@@ -47,6 +54,7 @@ class KindBackend:
     schedulers: dict[str, Scheduler] = field(default_factory=dict)
     # schedgate's DRA driver on the nodes (only where the definition has devices).
     device_publisher: DriverSlices | None = None
+    agent: Proc | None = None  # kwok, beside the cluster, on its kwok nodes
     name: str = "kind"
     _ports: list[int] = field(default_factory=list)
 
@@ -56,10 +64,13 @@ class KindBackend:
 
     @property
     def extra_nodes(self) -> tuple[str, ...]:
-        return (self.control_plane,)
+        return ()  # kind's control plane registers no Node
+
+    def plane(self) -> ControlPlane:
+        return ControlPlane(self.host, self.control_plane, self.api_endpoint[0])
 
     def components(self) -> Sequence[Component]:
-        out: list[Component] = []
+        out: list[Component] = [self.agent] if self.agent else []
         for s in distinct(self.schedulers):
             if isinstance(s, BlackBoxProcess):
                 out += [s.proc] if s.proc else []
@@ -75,15 +86,21 @@ class KindBackend:
             img = self.host.scheduler_image(Path(binary))
             self.host.load_image(self.cluster, img)
         lease = config.lease_name
-        effective = config.effective(kubeconfig=ROUTED_KUBECONFIG if api_server else "", lease=lease)
+        effective = config.effective(kubeconfig=IN_POD_KUBECONFIG, lease=lease)
         path = effective.write(self.run_dir / f"{lease}.config.yaml")
-        s = PodScheduler(name=lease, config=config, effective=effective, config_path=path, image=img, api=self.api,
-                         node=self.control_plane, run_dir=self.run_dir / "logs", port=FIRST_PORT + len(self._ports),
-                         server=api_server, extra_args=self.scheduler_args)
-        node = self.containers[self.control_plane]
-        s.crash = lambda pod: self.host.kill_pod_containers(node, SCHEDULER_NAMESPACE, pod)
+        s = PodScheduler(name=lease, config=config, effective=effective, config_path=path, image=img,
+                         node=self.plane(), run_dir=self.run_dir / "logs", port=FIRST_PORT + len(self._ports),
+                         extra_args=self.scheduler_args)
         self._ports.append(s.port)
+        core = k8s.CoreV1Api(self.api)
+        create_or_keep(core.create_namespaced_service_account, SCHEDULER_NAMESPACE,
+                       {"metadata": {"name": s.deployment, "labels": {"app.kubernetes.io/managed-by": "schedgate"}}})
         grant(self.api, f"sa-{lease}", s.subject(), lease, config.shared_pools)
+        # On the node's network the API server is on loopback; a proxy's address names the server by the name its
+        # certificate carries.
+        s.kubeconfig = token_kubeconfig_text(core, s.deployment, SCHEDULER_NAMESPACE, ca=CLUSTER_CA,
+                                             server=api_server or "https://127.0.0.1:6443",
+                                             tls_server_name="kubernetes" if api_server else None)
         s.start()
         for p in config.profile_names:
             self.schedulers[p] = s
@@ -117,8 +134,7 @@ class KindBackend:
         elif not isinstance(scheduler, PodScheduler) or isinstance(scheduler, StaticScheduler):
             raise ComponentError(f"scheduler {scheduler.name} was not started by schedgate on kind")
         else:
-            scheduler.save_log()
-            scheduler.remove()
+            scheduler.stop()
         forget(self.schedulers, scheduler)
 
     def stop_black_boxes(self) -> None:
@@ -128,7 +144,7 @@ class KindBackend:
                 s.stop()
 
     def restart_apiserver(self) -> float:
-        return self.host.restart_apiserver(self.containers[self.control_plane], self.api)
+        return self.host.restart_apiserver(self.control_plane, self.api)
 
     def export_logs(self, dest: Path) -> None:
         self.host.export_logs(self.cluster, dest)

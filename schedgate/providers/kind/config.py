@@ -13,10 +13,11 @@ from typing import Any
 import yaml
 
 from schedgate.errors import SchedgateError
+from schedgate.spec.agent import kubelet_nodes
 from schedgate.spec.cluster import ClusterDefinition
 
 KIND_API = "kind.x-k8s.io/v1alpha4"
-DEFINITION_ANNOTATION = "schedgate.io/definition"
+DEFINITION_RECORD = "schedgate-definition"  # kube-system's ConfigMap of what a reusable cluster was made for
 
 
 def cluster_name(definition: ClusterDefinition) -> str:
@@ -46,14 +47,16 @@ def node_limit() -> int:
 
 
 def too_large(definition: ClusterDefinition) -> str | None:
-    """Why a kind cluster of ``definition`` would not run on this machine, or ``None``."""
+    """Why a kind cluster of ``definition`` would not run on this machine, or ``None``: only kubelet workers
+    are containers (kwok nodes are objects in the one control plane)."""
     nodes, limit = len(definition.nodes()) + 1, node_limit()
-    if nodes <= limit:
+    if nodes <= limit or not kubelet_nodes(definition):
         return None
     how = f"{MAX_NODES_ENV}={limit}" if MAX_NODES_ENV in os.environ else \
         f"{NODES_PER_CORE} per CPU core, {os.cpu_count() or 1} cores; {MAX_NODES_ENV} sets another limit"
-    return (f"{definition.source} defines {nodes - 1} nodes: a kind cluster of {nodes} node containers is more than "
-            f"this machine runs (at most {limit}: {how}); run it on the local or existing provider")
+    return (f"{definition.source}: nodeAgent: kubelet: {nodes - 1} nodes are a kind cluster of {nodes} node "
+            f"containers, more than this machine runs (at most {limit}: {how}); leave nodeAgent out (kwok nodes) "
+            "or make it smaller")
 
 
 def definition_digest(definition: ClusterDefinition, image_id: str) -> str:
@@ -89,14 +92,16 @@ def kubelet_may_set(key: str) -> bool:
     return key in KUBELET_LABELS or _in_namespace(namespace, KUBELET_LABEL_NAMESPACES)
 
 
-def kind_config(definition: ClusterDefinition, name: str, image: str, *, cgroup_v1: bool) -> dict[str, Any]:
-    """The kind cluster configuration for a definition: a worker per node, under the node's name.
+def kind_config(definition: ClusterDefinition, name: str, image: str, *, cgroup_v1: bool,
+                kubeadm_json_patches: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The kind cluster configuration for a definition: its control plane, and a worker per node (under the
+    node's name) where the definition asks for kubelets; kwok nodes are made in the running cluster.
 
     Labels a kubelet may not set on itself are left out; the cluster sets them through the API
     (``Cluster.apply_nodes``), as it resets every node to the definition.
     """
     nodes: list[dict[str, Any]] = [{"role": "control-plane", "image": image}]
-    for spec in definition.nodes():
+    for spec in definition.nodes() if kubelet_nodes(definition) else ():
         registration: dict[str, Any] = {"name": spec.name}
         if spec.taints:
             registration["taints"] = [t.to_api() for t in spec.taints]
@@ -116,27 +121,38 @@ def kind_config(definition: ClusterDefinition, name: str, image: str, *, cgroup_
     if cgroup_v1:
         # Kubernetes 1.35+ refuses cgroup v1 unless told otherwise.
         doc["kubeadmConfigPatches"] = [yaml.safe_dump({"kind": "KubeletConfiguration", "failCgroupV1": False})]
+    if kubeadm_json_patches:
+        doc["kubeadmConfigPatchesJSON6902"] = kubeadm_json_patches
     return doc
 
 
 
 
+KUBEADM = {"group": "kubeadm.k8s.io", "version": "v1beta4"}
+
+
+def control_plane_patches(definition: ClusterDefinition) -> list[dict[str, Any]]:
+    """kubeadm's configuration for kind's control plane, as JSON patches: its kubelet runs standalone (no
+    kubeconfig: static pods only, no Node, no mirror pods; a kubelet that talks to the API server but registers
+    no Node exits after 140 s, unable to annotate its CSINode) and kubeadm does not wait to mark a Node, so no
+    scheduler sees the control plane as a node; kubeadm's own kube-scheduler serves health and /metrics on the
+    node's address, where schedgate reads them."""
+    # After the unit's own flags (the last one holds); a kubelet with no API server authorizes nobody by webhook.
+    standalone = [{"op": "add", "path": "/nodeRegistration/kubeletExtraArgs/-", "value": {"name": k, "value": v}}
+                  for k, v in (("kubeconfig", ""), ("bootstrap-kubeconfig", ""),
+                               ("authentication-token-webhook", "false"), ("authorization-mode", "AlwaysAllow"))]
+    skip = {"op": "add", "path": "/skipPhases/-", "value": "mark-control-plane"}  # kind's list: [preflight]
+    args = [{"name": k, "value": v} for k, v in (
+        ("bind-address", "0.0.0.0"), ("authorization-always-allow-paths", "/healthz,/readyz,/livez,/metrics"))]
+    # kind lists the scheduler's extra arguments only with feature gates (then they are added to); else none.
+    scheduler = [{"op": "add", "path": "/scheduler/extraArgs/-", "value": a} for a in args] \
+        if definition.gates.feature_gates else [{"op": "add", "path": "/scheduler/extraArgs", "value": args}]
+    return [{**KUBEADM, "kind": "InitConfiguration", "patch": yaml.safe_dump([*standalone, skip])},
+            {**KUBEADM, "kind": "ClusterConfiguration", "patch": yaml.safe_dump(scheduler)}]
+
+
 def host_cgroup_v1() -> bool:
     return not Path("/sys/fs/cgroup/cgroup.controllers").exists()
-
-
-ROUTED_KUBECONFIG = "/etc/schedgate/kubeconfig"
-_SA = "/var/run/secrets/kubernetes.io/serviceaccount"
-
-
-def routed_kubeconfig(server: str) -> dict[str, Any]:
-    """A kubeconfig with the pod's own service-account credentials that reaches the API server at
-    ``server`` (e.g. a proxy on the Docker host); ``kubernetes`` is a name the serving certificate carries."""
-    return {"apiVersion": "v1", "kind": "Config", "current-context": "routed",
-            "clusters": [{"name": "routed", "cluster": {"server": server, "certificate-authority": f"{_SA}/ca.crt",
-                                                        "tls-server-name": "kubernetes"}}],
-            "users": [{"name": "sa", "user": {"tokenFile": f"{_SA}/token"}}],
-            "contexts": [{"name": "routed", "context": {"cluster": "routed", "user": "sa"}}]}
 
 
 def last_line(text: str) -> str:

@@ -1,10 +1,13 @@
-"""The kind provider: the same definitions on real kubelets in Docker.
+"""The kind provider: the same definitions in a kubeadm control plane, as users run one.
 
-One control-plane node (kind's) plus one worker per node of the definition, registered under the
-definition's node name, with its labels and taints (:mod:`.config`). A kubelet reports its machine's real
-CPUs and memory, so pod cpu and memory requests are scaled by real/defined node size; GPUs are advertised by
-patching node status, as a device plugin would; DRA devices by schedgate's driver on each node
-(:mod:`.dra`). The scheduler under test runs in the cluster as a Deployment (:mod:`.scheduler`).
+kind's one control-plane node runs the API server, etcd, the controller manager and the default
+scheduler; the scheduler under test runs in the cluster as a Deployment (:mod:`.scheduler`). The
+definition's nodes are kwok nodes made in that cluster (:mod:`.kwok`): one control plane serves file
+after file, its nodes replaced as the local provider replaces its own. A definition with ``nodeAgent:
+{kind: kubelet}`` gets real kubelets instead, a kind worker per node under the node's name, with its labels
+and taints (:mod:`.config`): a kubelet reports its machine's real CPUs and memory, so pod cpu and memory
+requests are scaled by real/defined node size; GPUs are advertised by patching node status, as a device
+plugin would; DRA devices by schedgate's driver on each node (:mod:`.dra`).
 
 Creation steps: node tools and node image, binaries, the run folder, a reused
 cluster checked (or recreated), ``kind create cluster``, every node Ready, the
@@ -18,16 +21,14 @@ from __future__ import annotations
 
 import logging
 import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import yaml
 from kubernetes import client as k8s
 
-from schedgate.cluster import Cluster, KubeletNodes
+from schedgate.cluster import ApiOnlyNodes, Cluster, KubeletNodes
 from schedgate.errors import ComponentError, SchedgateError
-from schedgate.kube.api import new_client, read_json
+from schedgate.kube.api import create_or_keep, ignore_not_found, read_json
 from schedgate.kube.poll import poll_until
 from schedgate.providers.base import (
     ClusterRequest,
@@ -41,22 +42,26 @@ from schedgate.providers.base import (
 )
 from schedgate.providers.kind.backend import KindBackend
 from schedgate.providers.kind.config import (
-    DEFINITION_ANNOTATION,
+    DEFINITION_RECORD,
     cluster_name,
+    control_plane_patches,
     definition_digest,
     host_cgroup_v1,
     kind_config,
     kind_name,
     too_large,
 )
+from schedgate.providers.kind.context import KindContext
 from schedgate.providers.kind.dra import DriverSlices, deploy_driver
 from schedgate.providers.kind.host import Host
+from schedgate.providers.kind.kwok import grace_patches, remove_daemonsets, scale_down_addons, start_kwok
 from schedgate.providers.kind.scheduler import StaticScheduler
 from schedgate.runtime.interrupts import interrupts_deferred
+from schedgate.runtime.kwok import ensure_kwok
 from schedgate.runtime.procs import RunDir
-from schedgate.runtime.toolchain import Binaries, ensure_binaries
-from schedgate.spec.agent import agent_only_local
-from schedgate.spec.cluster import HOSTNAME, ClusterDefinition
+from schedgate.runtime.toolchain import ensure_binaries
+from schedgate.spec.agent import kubelet_nodes
+from schedgate.spec.cluster import ClusterDefinition
 from schedgate.spec.devices import counters_only_local
 from schedgate.spec.schedconfig import default_scheduler_config
 
@@ -66,17 +71,18 @@ log = logging.getLogger("schedgate")
 class KindProvider:
     name = "kind"
     makes_clusters = True
-    publishes_devices = True  # through schedgate's DRA driver on the nodes, which prepares the claims
+    publishes_devices = True  # as local does on kwok nodes; schedgate's DRA driver on kubelet workers
     runs_black_boxes = True  # as a process on this machine with a token of its own, as on an existing cluster
-    adds_nodes = False
-    kubelets_only = True
+    adds_nodes = True  # kwok nodes (a definition's kubelet workers cannot: pytest_plugin.items asks)
+    kubelets_only = False
 
     def cannot_run(self, definition: ClusterDefinition) -> str | None:
-        return too_large(definition) or agent_only_local(definition, "kind") or counters_only_local(definition, "kind")
+        return too_large(definition) or (counters_only_local(definition, "kind's kubelet workers")
+                                         if kubelet_nodes(definition) else None)
 
     def preflight(self, req: ClusterRequest) -> None:
         """Each problem one line, before anything is built, created or written."""
-        big = too_large(req.definition) or agent_only_local(req.definition, "kind")
+        big = too_large(req.definition)
         if big:
             raise SchedgateError(big)
         host = Host()
@@ -111,39 +117,6 @@ def _name_is_free_or_ours(host: Host, name: str) -> None:
                                  "or rename the definition")
 
 
-@dataclass
-class KindContext:
-    """What one kind cluster's creation steps share, passed to each as kind passes its actions an
-    ActionContext: the request and the Docker host, and what each step made (None until it ran)."""
-
-    req: ClusterRequest
-    reaped: list[str]
-    host: Host = field(default_factory=Host)
-    timings: dict[str, float] = field(default_factory=dict)
-    image: str | None = None         # node image: the image's tag
-    digest: str | None = None        # node image: the definition and image, as a reused cluster records it
-    bins: Binaries | None = None     # pinned binaries
-    dir: RunDir | None = None        # run folder
-    name: str | None = None          # run folder: the kind cluster's name
-    created: bool = False            # create cluster: this run made the cluster (rolled back: deleted)
-    api: k8s.ApiClient | None = None  # the cluster's API client, made on first use
-    backend: KindBackend | None = None  # the scheduler under test in the cluster
-    cluster: Cluster | None = None   # nodes as defined
-
-    @property
-    def kubeconfig(self) -> Path:
-        return made(self.dir, "the run folder").path / "kubeconfig"
-
-    @property
-    def cluster_name(self) -> str:
-        return made(self.name, "the cluster's name (run folder)")
-
-    def client(self) -> k8s.ApiClient:
-        if self.api is None:
-            self.api = new_client(self.kubeconfig)
-        return self.api
-
-
 def _create(req: ClusterRequest, reaped: list[str]) -> Started:
     c = KindContext(req, reaped)
     create_in_steps([
@@ -174,6 +147,7 @@ def node_image(c: KindContext) -> None:
 
 def binaries(c: KindContext) -> None:
     c.bins = ensure_binaries()
+    c.kwok = None if c.kubelets else ensure_kwok()
     gates = c.req.definition.gates
     if gates:  # before the cluster: a gate or API version the pinned version has not is one line
         gates.check(c.bins.feature_gates() if gates.feature_gates else {}, c.bins.kubernetes_version)
@@ -194,8 +168,8 @@ def check_reused(c: KindContext) -> None:
         return
     c.host.run("kind", "export", "kubeconfig", "--name", name, "--kubeconfig", str(c.kubeconfig))
     core = k8s.CoreV1Api(c.client())
-    cp = core.read_node(f"{name}-control-plane")
-    have = (getattr(cp.metadata, "annotations", None) or {}).get(DEFINITION_ANNOTATION)
+    record = ignore_not_found(read_json, core.read_namespaced_config_map, DEFINITION_RECORD, "kube-system") or {}
+    have = (record.get("data") or {}).get("digest")
     if have is None:
         raise SchedgateError(f"--reuse-cluster: a kind cluster named {name} exists and schedgate did not "
                              f"make it; delete it (kind delete cluster --name {name}) or rename the "
@@ -212,7 +186,9 @@ def create_cluster(c: KindContext) -> None:
     name = c.cluster_name
     if name in c.host.clusters():
         return
-    cfg = kind_config(c.req.definition, name, made(c.image, "the node image"), cgroup_v1=host_cgroup_v1())
+    d = c.req.definition
+    cfg = kind_config(d, name, made(c.image, "the node image"), cgroup_v1=host_cgroup_v1(),
+                      kubeadm_json_patches=control_plane_patches(d) + grace_patches(d.agent))
     path = made(c.dir, "the run folder").path / "kind-config.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     log.info("kind: creating cluster %s (%d nodes)", name, len(cfg["nodes"]))
@@ -221,8 +197,10 @@ def create_cluster(c: KindContext) -> None:
 
 
 def nodes_ready(c: KindContext) -> None:
+    """kind's own: its kubelet workers Ready (kwok nodes are made later), the definition and image recorded (a
+    reused cluster is checked against it), kind's add-ons kept off the definition's nodes; kwok started."""
     core = k8s.CoreV1Api(c.client())
-    names = [n.name for n in c.req.definition.nodes()]
+    names = [n.name for n in c.req.definition.nodes() if c.kubelets]
 
     def ready() -> bool:
         items = read_json(core.list_node).get("items") or []
@@ -231,13 +209,15 @@ def nodes_ready(c: KindContext) -> None:
             for x in (n.get("status") or {}).get("conditions") or [])}
         return all(n in ok for n in names)
 
-    poll_until(ready, f"nodes {', '.join(names)} Ready", 600, error=ComponentError)
-    # kind's control plane is not a node of the definition. As the sync node: cordoned, not tainted (shown as
-    # "were unschedulable"), and without kubernetes.io/hostname, so no spread by host counts it as an empty
-    # domain (its kubelet sets the label only as it registers; the schedulers pinned here go by nodeName).
-    core.patch_node(f"{c.cluster_name}-control-plane",
-                    {"metadata": {"annotations": {DEFINITION_ANNOTATION: c.digest}, "labels": {HOSTNAME: None}},
-                     "spec": {"unschedulable": True, "taints": None}})
+    if names:
+        poll_until(ready, f"nodes {', '.join(names)} Ready", 600, error=ComponentError)
+    create_or_keep(core.create_namespaced_config_map, "kube-system", {"metadata": {
+        "name": DEFINITION_RECORD, "labels": {"app.kubernetes.io/managed-by": "schedgate"}},
+        "data": {"digest": c.digest}})
+    scale_down_addons(c.client())
+    if not c.kubelets:  # kwok on every node; the cluster's own DaemonSets would run on kwok nodes only
+        remove_daemonsets(c.client())
+        c.agent = start_kwok(made(c.dir, "the run folder"), made(c.kwok, "kwok"), c.kubeconfig, c.req.definition.agent)
 
 
 def start_scheduler(c: KindContext) -> None:
@@ -246,25 +226,30 @@ def start_scheduler(c: KindContext) -> None:
     image = req.scheduler_image or c.host.scheduler_image(Path(req.scheduler_binary or bins.kube_scheduler))
     c.host.load_image(c.cluster_name, image)
     control_plane = f"{c.cluster_name}-control-plane"
-    containers = c.host.node_container_map(c.cluster_name, core)
+    address = dict(c.host.node_containers(c.cluster_name)).get(control_plane)
+    if not address:
+        raise ComponentError(f"kind: container {control_plane} has no address on kind's network")
+    containers = {**c.host.node_container_map(c.cluster_name, core), control_plane: control_plane}
     c.backend = KindBackend(
         host=c.host, cluster=c.cluster_name, api=api, run_dir=run.path, kubeconfig=c.kubeconfig,
         scheduler_image=image, pod_image=c.host.pause_image(), extender_host=c.host.gateway(),
-        api_endpoint=(_internal_ip(core, control_plane), 6443), containers=containers,
-        nodes=KubeletNodes(core, "kind", recreate=lambda node: c.host.restart_kubelet(containers[node])),
+        api_endpoint=(address, 6443), containers=containers,
+        nodes=KubeletNodes(core, "kind", recreate=lambda node: c.host.restart_kubelet(containers[node]))
+        if c.kubelets else ApiOnlyNodes(core, runs_pods=True), agent=c.agent,
         run=run, programs=bins.programs, scheduler_args=tuple(req.definition.gates.feature_gates_flag()))
-    c.backend.schedulers["default-scheduler"] = StaticScheduler(
-        name="kube-scheduler", config=default_scheduler_config(), effective=None,
-        config_path=run.path / "kube-scheduler.config.yaml", image="", api=api, node=control_plane,
-        run_dir=run.path / "logs", pod_name=f"kube-scheduler-{control_plane}")
+    default = StaticScheduler(name="kube-scheduler", config=default_scheduler_config(), effective=None,
+                              config_path=run.path / "kube-scheduler.config.yaml", image="",
+                              node=c.backend.plane(), run_dir=run.path / "logs")
+    default.wait_healthy()  # kubeadm's, on the node's address (control_plane_patches)
+    c.backend.schedulers["default-scheduler"] = default
     c.backend.start_scheduler(req.scheduler_config, None, None)
 
 
 def start_dra_driver(c: KindContext) -> None:
     """Only for a definition with devices: a cluster without them runs exactly what it did."""
     d = c.req.definition
-    if not (d.device_classes or any(n.devices for n in d.nodes())):
-        return
+    if not c.kubelets or not (d.device_classes or any(n.devices for n in d.nodes())):
+        return  # kwok nodes' devices are published by schedgate, as on local
     if c.host.bin_dir is None:
         raise ComponentError("kind: scripts/node-binaries gave no folder for the DRA plugin")
     image = c.host.binary_image(c.host.bin_dir / "schedgate-dra-plugin", "schedgate-dra-plugin")
@@ -278,8 +263,9 @@ def nodes_as_defined(c: KindContext) -> None:
     core = k8s.CoreV1Api(c.client())
     backend = made(c.backend, "the scheduler under test")
     defined = {n.name for n in c.req.definition.nodes()}
-    backend.resource_scale = resource_scale(c.req.definition, smallest_allocatable(
-        n for n in read_json(core.list_node).get("items") or [] if n["metadata"]["name"] in defined))
+    if c.kubelets:  # kwok nodes report what the definition says
+        backend.resource_scale = resource_scale(c.req.definition, smallest_allocatable(
+            n for n in read_json(core.list_node).get("items") or [] if n["metadata"]["name"] in defined))
     if backend.resource_scale:
         log.info("kind: pod requests scaled to the real nodes: %s",
                  ", ".join(f"{r} x{f:.4f}" for r, f in backend.resource_scale.items()))
@@ -318,12 +304,3 @@ def stop(c: KindContext) -> None:
         if not (c.req.keep or c.req.reuse):
             c.host.delete_cluster(c.cluster_name, c.kubeconfig)
             run.close()
-
-
-def _internal_ip(core: Any, node: str) -> str:
-    """A node's address on kind's Docker network (where the host reaches its API server directly)."""
-    for a in core.read_node(node).status.addresses or []:
-        if a.type == "InternalIP":
-            return str(a.address)
-    raise ComponentError(f"node {node} reports no InternalIP")
-

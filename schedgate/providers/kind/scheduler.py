@@ -1,14 +1,21 @@
-"""The scheduler under test on kind: a Deployment in the cluster with the face of a local process.
+"""The schedulers on kind: static pods on the control plane, as kubeadm runs its own kube-scheduler.
 
-It runs on the control-plane node's network (so it reaches schedgate's
-extender on the Docker host), with its own ServiceAccount, least-privilege
-RBAC and lease. Health and ``/metrics`` go through the API server's pod proxy
-to its secure port; a container restart the harness did not ask for is a
-death. kind's own kube-scheduler (a static pod) serves ``default-scheduler``.
+kind's control plane registers no Node (its kubelet runs standalone, :func:`.config.control_plane_patches`):
+nothing of kind's machinery is a node a scenario's scheduler can choose, count as a topology domain or
+run a DaemonSet's pod on. The kubelet runs its static pods all the same, so the scheduler under test is
+one: its manifest, configuration and kubeconfig (its ServiceAccount's token, the same least-privilege
+RBAC and own lease as on local) are written into the control-plane container and the kubelet starts it
+on the node's network, where it reaches schedgate's extender on the Docker host. Health and
+``/metrics`` are read from this machine at the container's address; its containers and log through
+``crictl`` in the container. A container restart the harness did not ask for is a death. kind's own
+kube-scheduler (kubeadm's static pod) serves ``default-scheduler``, observed the same way and never
+started or stopped.
 """
 
 from __future__ import annotations
 
+import json
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,46 +23,87 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from kubernetes import client
 
 from schedgate.errors import ComponentError
-from schedgate.kube.api import create_objects, ignore_not_found, read_json
 from schedgate.kube.poll import poll_until
 from schedgate.objects.metrics import MetricsSnapshot, parse_metrics
 from schedgate.objects.schedlog import LOG_FLAGS
-from schedgate.providers.kind.config import routed_kubeconfig
+from schedgate.providers.kind.host import Host
+from schedgate.runtime.health import get
 from schedgate.runtime.scheduler import poll_metrics
 from schedgate.spec.schedconfig import EffectiveConfig, SchedulerConfig
 
 SCHEDULER_NAMESPACE = "kube-system"
 SECURE_PORT = 10259  # kind's own scheduler; ours run on the host network from FIRST_PORT up
 FIRST_PORT = 10300
+MANIFESTS = "/etc/kubernetes/manifests"  # the kubelet's static pod folder on kind's control plane
+FILES = "/etc/schedgate"  # each scheduler's configuration and kubeconfig, in a folder of its own
+IN_POD_KUBECONFIG = f"{FILES}/kubeconfig"
+CLUSTER_CA = "/etc/kubernetes/pki/ca.crt"
+ALLOWED_PATHS = "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"
+
+
+def _insecure() -> ssl.SSLContext:
+    """The scheduler's serving certificate is its own, self-signed: health and metrics only, read-only."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
+@dataclass
+class ControlPlane:
+    """kind's control-plane container: its name (the kubelet's node name too) and its address."""
+
+    host: Host
+    container: str
+    address: str
+
+    def write(self, path: str, text: str) -> None:
+        """Write ``path`` in the container, through a hidden file moved into place (the kubelet reads a
+        manifest whole, and skips names starting with a dot)."""
+        folder, _, name = path.rpartition("/")
+        self.host.run("docker", "exec", "-i", self.container, "sh", "-c",
+                      f'mkdir -p "{folder}" && cat > "{folder}/.{name}" && mv "{folder}/.{name}" "{path}"',
+                      stdin=text.encode(), what=f"write {path} in {self.container}")
+
+    def remove(self, *paths: str) -> None:
+        self.host.run("docker", "exec", self.container, "rm", "-rf", *paths, what=f"rm in {self.container}")
+
+    def containers(self, pod: str) -> list[dict[str, Any]]:
+        """The pod's containers on the node, newest first (``crictl ps -a``)."""
+        out = self.host.run("docker", "exec", self.container, "crictl", "ps", "-a", "-o", "json", "--label",
+                            f"io.kubernetes.pod.name={pod}", check=False, timeout=30, what="crictl ps")
+        if out.returncode != 0:
+            return []
+        items: list[dict[str, Any]] = json.loads(out.stdout or "{}").get("containers") or []
+        return sorted(items, key=lambda c: int(c.get("createdAt") or 0), reverse=True)
+
+    def log(self, container_id: str) -> str:
+        out = self.host.run("docker", "exec", self.container, "crictl", "logs", container_id, check=False,
+                            timeout=30, what="crictl logs")
+        return out.stdout + out.stderr
 
 
 @dataclass
 class PodScheduler:
-    """A kube-scheduler Deployment (one replica) with the same face as a local scheduler process.
+    """A kube-scheduler static pod with the same face as a local scheduler process.
 
-    ``start``/``stop`` scale it to one and zero replicas; ``kill`` deletes its
-    pod with no grace period and scales to zero, as a crash that is not
-    restarted; health and metrics go through the API server's pod proxy to
-    the scheduler's secure port (``/healthz`` and ``/metrics`` are always
-    allowed); a container restart the harness did not ask for is a death.
-    """
+    ``start`` writes its files and manifest and waits for ``/healthz``; ``stop`` removes the manifest and
+    waits until no container runs; ``kill`` SIGKILLs its containers first (a crash: no lease released)."""
 
     name: str
     config: SchedulerConfig
     effective: EffectiveConfig | None
     config_path: Path
     image: str
-    api: client.ApiClient
-    node: str
+    node: ControlPlane
     run_dir: Path
     port: int = SECURE_PORT
+    kubeconfig: str = ""  # its kubeconfig's text (a token of its ServiceAccount)
     expected_exit: bool = False
-    _restarts: int = 0
-    server: str | None = None  # reach the API server here (e.g. through a proxy) instead of in-cluster
-    crash: Callable[[str], None] | None = None  # (pod name): SIGKILL its containers, a crash (no lease release)
+    _attempt: int = 0  # its container's restart count when it was last started
+    _last_log: str = ""
     extra_args: tuple[str, ...] = ()  # more flags (the definition's --feature-gates)
 
     @property
@@ -64,7 +112,13 @@ class PodScheduler:
 
     @property
     def deployment(self) -> str:
+        """Its static pod's name, and the name of its ServiceAccount and RBAC."""
         return f"schedgate-scheduler-{self.name}"[:63].rstrip("-")
+
+    @property
+    def pod(self) -> str:
+        """The static pod's name as the kubelet runs it: the manifest's, then the node's."""
+        return f"{self.deployment}-{self.node.container}"
 
     @property
     def returncode(self) -> int | None:
@@ -78,102 +132,59 @@ class PodScheduler:
     def log(self) -> Path:
         return self.log_path or self.run_dir / f"{self.name}.log"
 
-    def manifests(self) -> list[dict[str, Any]]:
-        assert self.effective is not None, "kind's own scheduler has no manifests"
+    @property
+    def files(self) -> str:
+        return f"{FILES}/{self.name}"
+
+    def manifest(self) -> dict[str, Any]:
         labels = {"app.kubernetes.io/name": "schedgate-scheduler", "schedgate.io/scheduler": self.name,
                   "app.kubernetes.io/managed-by": "schedgate"}
-        cm: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap",
-              "metadata": {"name": self.deployment, "namespace": SCHEDULER_NAMESPACE, "labels": labels},
-              "data": {"config.yaml": yaml.safe_dump(self.effective.doc, sort_keys=False)}}
-        if self.server:
-            cm["data"]["kubeconfig"] = yaml.safe_dump(routed_kubeconfig(self.server), sort_keys=False)
-        sa = {"apiVersion": "v1", "kind": "ServiceAccount",
-              "metadata": {"name": self.deployment, "namespace": SCHEDULER_NAMESPACE, "labels": labels}}
         container = {
             "name": "kube-scheduler", "image": self.image, "imagePullPolicy": "Never",
-            "command": ["/usr/local/bin/kube-scheduler", "--config=/etc/schedgate/config.yaml",
-                        f"--secure-port={self.port}",
-                        "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics", *LOG_FLAGS,
-                        *self.extra_args],
-            "volumeMounts": [{"name": "config", "mountPath": "/etc/schedgate", "readOnly": True}],
-            "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}},
+            "command": ["/usr/local/bin/kube-scheduler", f"--config={FILES}/config.yaml", f"--secure-port={self.port}",
+                        ALLOWED_PATHS, *LOG_FLAGS, *self.extra_args],
+            "volumeMounts": [{"name": "config", "mountPath": FILES, "readOnly": True},
+                             {"name": "ca", "mountPath": CLUSTER_CA, "readOnly": True}],
         }
-        dep = {"apiVersion": "apps/v1", "kind": "Deployment",
-               "metadata": {"name": self.deployment, "namespace": SCHEDULER_NAMESPACE, "labels": labels},
-               "spec": {"replicas": 1, "strategy": {"type": "Recreate"},
-                        "selector": {"matchLabels": {"schedgate.io/scheduler": self.name}},
-                        "template": {"metadata": {"labels": labels}, "spec": {
-                            "serviceAccountName": self.deployment, "nodeName": self.node,
-                            # On the node's network: it reaches schedgate's extender on the Docker host.
-                            "hostNetwork": True, "dnsPolicy": "ClusterFirstWithHostNet",
-                            "priorityClassName": "system-cluster-critical",
-                            "tolerations": [{"operator": "Exists"}],
-                            "containers": [container],
-                            "volumes": [{"name": "config", "configMap": {"name": self.deployment}}]}}}}
-        return [cm, sa, dep]
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": self.deployment, "namespace": SCHEDULER_NAMESPACE, "labels": labels},
+                "spec": {"hostNetwork": True, "terminationGracePeriodSeconds": 5, "containers": [container],
+                         "volumes": [{"name": "config", "hostPath": {"path": self.files, "type": "Directory"}},
+                                     {"name": "ca", "hostPath": {"path": CLUSTER_CA, "type": "File"}}]}}
 
     def subject(self) -> dict[str, str]:
         return {"kind": "ServiceAccount", "name": self.deployment, "namespace": SCHEDULER_NAMESPACE}
 
     # -- lifecycle ---------------------------------------------------------
-    def _apps(self) -> Any:
-        return client.AppsV1Api(self.api)
-
-    def _core(self) -> Any:
-        return client.CoreV1Api(self.api)
-
     def launch(self) -> None:
-        """Create the ConfigMap, ServiceAccount and Deployment; a Deployment of the same name is replaced
-        (a retired scheduler of an earlier test may have left one with another config and port)."""
-        if self._deployment_exists():
-            self.remove()
-        create_objects(self.api, self.manifests())
-        self._scale(1)
-
-    def _deployment_exists(self) -> bool:
-        return ignore_not_found(self._apps().read_namespaced_deployment, self.deployment, SCHEDULER_NAMESPACE) \
-            is not None
+        """Its configuration and kubeconfig, then the manifest (one of an earlier test's, same name, is
+        replaced: the kubelet restarts the pod)."""
+        assert self.effective is not None, "kind's own scheduler is kubeadm's"
+        self.node.write(f"{self.files}/config.yaml", yaml.safe_dump(self.effective.doc, sort_keys=False))
+        self.node.write(f"{self.files}/kubeconfig", self.kubeconfig)
+        self.node.write(f"{MANIFESTS}/{self.deployment}.yaml", yaml.safe_dump(self.manifest(), sort_keys=False))
 
     def remove(self) -> None:
-        """Delete the Deployment and its ConfigMap and wait until its pods are gone."""
+        """Its manifest and files gone, and no container of it running."""
         self.expected_exit = True
-        self._apps().delete_namespaced_deployment(self.deployment, SCHEDULER_NAMESPACE,
-                                                  propagation_policy="Foreground", grace_period_seconds=0)
-        ignore_not_found(self._core().delete_namespaced_config_map, self.deployment, SCHEDULER_NAMESPACE)
-        for pod in self._pods():
-            self._core().delete_namespaced_pod(pod["metadata"]["name"], SCHEDULER_NAMESPACE, grace_period_seconds=0)
-        _until(lambda: not self._pods() and not self._deployment_exists(), f"scheduler {self.name} removed")
-
-    def _scale(self, replicas: int) -> None:
-        self._apps().patch_namespaced_deployment_scale(self.deployment, SCHEDULER_NAMESPACE,
-                                                       {"spec": {"replicas": replicas}})
-
-    def _pods(self) -> list[dict[str, Any]]:
-        return read_json(self._core().list_namespaced_pod, SCHEDULER_NAMESPACE,
-                         label_selector=f"schedgate.io/scheduler={self.name}").get("items") or []
+        self.node.remove(f"{MANIFESTS}/{self.deployment}.yaml", self.files)
+        _until(lambda: not self._running(), f"scheduler {self.name} (static pod {self.pod}) stopped")
 
     def _running(self) -> dict[str, Any] | None:
-        for p in self._pods():
-            if (p.get("metadata") or {}).get("deletionTimestamp"):
-                continue
-            if (p.get("status") or {}).get("phase") == "Running":
-                return p
-        return None
+        return next((c for c in self.node.containers(self.pod) if c.get("state") == "CONTAINER_RUNNING"), None)
+
+    def _healthy(self) -> bool:
+        try:
+            status, body = get(self.node.address, self.port, "/healthz", _insecure(), timeout=2.0)
+        except OSError:
+            return False
+        return status == 200 and body.strip() == "ok"
 
     def wait_healthy(self, timeout: float = 120.0) -> float:
         t0 = time.monotonic()
-
-        def healthy() -> bool:
-            pod = self._running()
-            if pod is None:
-                return False
-            try:
-                return self._proxy(pod, "healthz").strip() == "ok"
-            except Exception:  # noqa: BLE001 — not up yet
-                return False
-
-        _until(healthy, f"scheduler {self.name} (Deployment {self.deployment}) /healthz", timeout)
-        self._restarts = self._restart_count()
+        _until(lambda: self._running() is not None and self._healthy(),
+               f"scheduler {self.name} (static pod {self.pod}) /healthz", timeout)
+        self._attempt = self._restart_count()
         return time.monotonic() - t0
 
     def start(self, timeout: float = 120.0) -> float:
@@ -182,56 +193,41 @@ class PodScheduler:
         return self.wait_healthy(timeout)
 
     def stop(self) -> None:
-        self.expected_exit = True
         self.save_log()
-        self._scale(0)
-        _until(lambda: not self._pods(), f"scheduler {self.name} pods gone")
+        self.remove()
 
     def kill(self) -> None:
-        """A crash that is not restarted: SIGKILL first (a terminated scheduler would release its lease,
-        a killed one leaves it to expire), then no replica and the pod gone."""
+        """A crash that is not restarted: SIGKILL first (a terminated scheduler would release its lease, a
+        killed one leaves it to expire), then its manifest gone."""
         self.expected_exit = True
         self.save_log()
-        if self.crash is not None:
-            for p in self._pods():
-                self.crash(p["metadata"]["name"])
-        self._scale(0)
-        for p in self._pods():
-            self._core().delete_namespaced_pod(p["metadata"]["name"], SCHEDULER_NAMESPACE, grace_period_seconds=0)
-        _until(lambda: not self._pods(), f"scheduler {self.name} pods gone")
+        self.node.host.kill_pod_containers(self.node.container, SCHEDULER_NAMESPACE, self.pod)
+        self.remove()
 
     def _restart_count(self) -> int:
-        pod = self._running()
-        if pod is None:
-            return 0
-        return sum(int(c.get("restartCount") or 0) for c in (pod.get("status") or {}).get("containerStatuses") or [])
+        newest = next(iter(self.node.containers(self.pod)), None)
+        return int(((newest or {}).get("metadata") or {}).get("attempt") or 0)
 
     def alive(self) -> bool:
-        pod = self._running()
-        if pod is None:
-            return False
-        return all(c.get("ready") for c in (pod.get("status") or {}).get("containerStatuses") or [{}])
+        return self._running() is not None
 
     def died(self) -> bool:
         if self.expected_exit:
             return False
-        return not self.alive() or self._restart_count() > self._restarts
+        return not self.alive() or self._restart_count() > self._attempt
 
     def is_down(self) -> bool:
         return not self.alive()
 
     # -- observation --------------------------------------------------------
-    def _proxy(self, pod: dict[str, Any], path: str) -> str:
-        name = pod["metadata"]["name"]
-        out = self._core().connect_get_namespaced_pod_proxy_with_path(
-            f"https:{name}:{self.port}", SCHEDULER_NAMESPACE, path, _request_timeout=5)
-        return str(out)
-
     def metrics_text(self) -> str:
-        pod = self._running()
-        if pod is None:
-            raise ComponentError(f"scheduler {self.name}: no running pod to read /metrics from")
-        return self._proxy(pod, "metrics")
+        try:
+            status, body = get(self.node.address, self.port, "/metrics", _insecure(), timeout=5.0)
+        except OSError as e:
+            raise ComponentError(f"scheduler {self.name}: /metrics not readable: {e}") from None
+        if status != 200:
+            raise ComponentError(f"scheduler {self.name}: /metrics answered {status}")
+        return body
 
     def metrics(self) -> MetricsSnapshot:
         return parse_metrics(self.metrics_text())
@@ -241,14 +237,10 @@ class PodScheduler:
         return poll_metrics(self, accept, description, timeout)
 
     def logs(self) -> str:
-        pod = self._running() or next(iter(self._pods()), None)
-        if pod is None:
-            return ""
-        try:
-            return str(self._core().read_namespaced_pod_log(pod["metadata"]["name"], SCHEDULER_NAMESPACE,
-                                                             _request_timeout=10))
-        except Exception as e:  # noqa: BLE001
-            return f"(log not readable: {e})"
+        newest = next(iter(self.node.containers(self.pod)), None)
+        if newest is not None:
+            self._last_log = self.node.log(str(newest["id"])) or self._last_log
+        return self._last_log
 
     def save_log(self) -> Path:
         """Write the container's log to the run folder (the last one read stays when the pod is gone)."""
@@ -268,15 +260,8 @@ class PodScheduler:
 
 @dataclass
 class StaticScheduler(PodScheduler):
-    """kind's own kube-scheduler (a static pod, profile default-scheduler): observed, never started or stopped."""
-
-    pod_name: str = ""
-
-    def _pods(self) -> list[dict[str, Any]]:
-        try:
-            return [read_json(self._core().read_namespaced_pod, self.pod_name, SCHEDULER_NAMESPACE)]
-        except Exception:  # noqa: BLE001 — gone, not yet there, or its API server restarting
-            return []
+    """kind's own kube-scheduler (kubeadm's static pod, profile default-scheduler): observed, never started or
+    stopped."""
 
     def launch(self) -> None:
         return None
@@ -284,8 +269,12 @@ class StaticScheduler(PodScheduler):
     def start(self, timeout: float = 120.0) -> float:
         return 0.0
 
+    @property
+    def pod(self) -> str:
+        return f"kube-scheduler-{self.node.container}"
+
     def stop(self) -> None:
-        raise ComponentError("kind's default scheduler is a static pod; schedgate does not stop it")
+        raise ComponentError("kind's default scheduler is kubeadm's static pod; schedgate does not stop it")
 
     kill = stop
 

@@ -17,7 +17,7 @@ from kubernetes import client as k8s
 
 from schedgate.cluster import SYNC_NODE, SYSTEM_NAMESPACE, ApiOnlyNodes, Cluster
 from schedgate.cluster.guard import install_sync_guard
-from schedgate.errors import ComponentError
+from schedgate.errors import ComponentError, SchedgateError
 from schedgate.kube.api import import_api_classes_meanwhile
 from schedgate.objects.builders import PLACEHOLDER_IMAGE
 from schedgate.objects.pods import Namespace, wait_default_service_accounts, write_api_server_namespaces
@@ -37,6 +37,7 @@ from schedgate.runtime.blackbox import BlackBoxProcess
 from schedgate.runtime.kwok import ensure_kwok
 from schedgate.runtime.procs import Component, RunDir
 from schedgate.runtime.scheduler import Scheduler, SchedulerProcess
+from schedgate.spec.agent import agent_unmet
 from schedgate.spec.cluster import ClusterDefinition
 from schedgate.spec.schedconfig import SchedulerConfig
 
@@ -98,10 +99,13 @@ class LocalProvider:
     kubelets_only = False
 
     def cannot_run(self, definition: ClusterDefinition) -> str | None:
-        return None
+        return agent_unmet(definition, "local")
 
     def preflight(self, req: ClusterRequest) -> None:
-        return None  # what it needs is checked with the request (files, binary) and by the toolchain
+        """The rest it needs is checked with the request (files, binary) and by the toolchain."""
+        unmet = agent_unmet(req.definition, "local")
+        if unmet:
+            raise SchedgateError(unmet)
 
     def create(self, req: ClusterRequest, reaped: list[str]) -> Started:
         return _create(req, reaped)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,25 +12,74 @@ import yaml
 from schedgate.providers.base import resource_scale
 from schedgate.providers.kind.config import (
     cluster_name,
+    control_plane_patches,
     definition_digest,
     kind_config,
     kind_error,
     kubelet_may_set,
+    too_large,
 )
 from schedgate.providers.kind.dra import driver_objects
+from schedgate.providers.kind.kwok import grace_patches
+from schedgate.spec.agent import NodeAgent
 from schedgate.spec.cluster import load_definition, parse_definition
 from schedgate.spec.quantity import parse_quantity, scaled
 
 ROOT = Path(__file__).resolve().parents[3]
 INFERENCE = load_definition(ROOT / "clusters" / "inference.yaml")
+KUBELETS = replace(INFERENCE, agent=NodeAgent(kind="kubelet"))
+
+
+def test_kwok_nodes_are_no_containers_the_control_plane_is_the_one():
+    """Without nodeAgent kubelet the definition's nodes are kwok nodes, made in the running cluster: kind
+    is told of its control plane only, and the node lifecycle's grace goes to kubeadm's controller manager."""
+    cfg = kind_config(INFERENCE, "n", "i", cgroup_v1=False)
+    assert [n["role"] for n in cfg["nodes"]] == ["control-plane"]
+    live = load_definition(ROOT / "clusters" / "live.yaml")
+    cfg = kind_config(live, "n", "i", cgroup_v1=False, kubeadm_json_patches=grace_patches(live.agent))
+    [patch] = cfg["kubeadmConfigPatchesJSON6902"]
+    assert (patch["group"], patch["version"], patch["kind"]) == ("kubeadm.k8s.io", "v1beta4", "ClusterConfiguration")
+    assert yaml.safe_load(patch["patch"]) == [
+        {"op": "add", "path": "/controllerManager/extraArgs/-", "value": {"name": f, "value": v}}
+        for f, v in (("node-monitor-grace-period", "8s"), ("node-monitor-period", "2s"))]
+    assert grace_patches(None) == []
+
+
+def test_kinds_control_plane_registers_no_node_and_its_scheduler_answers_on_the_nodes_address():
+    """kubeadm init with the control plane's kubelet standalone (no kubeconfig: its static pods run, no Node is
+    registered) and mark-control-plane skipped after kind's own preflight skip; kubeadm's scheduler on every
+    address, health and metrics open. kind lists the scheduler's extra arguments only with feature gates: then
+    they are added to."""
+    init, cluster = control_plane_patches(INFERENCE)
+    assert init["kind"] == "InitConfiguration" and cluster["kind"] == "ClusterConfiguration"
+    assert yaml.safe_load(init["patch"]) == [
+        *({"op": "add", "path": "/nodeRegistration/kubeletExtraArgs/-", "value": {"name": k, "value": v}}
+          for k, v in (("kubeconfig", ""), ("bootstrap-kubeconfig", ""), ("authentication-token-webhook", "false"),
+                       ("authorization-mode", "AlwaysAllow"))),
+        {"op": "add", "path": "/skipPhases/-", "value": "mark-control-plane"}]
+    args = [{"name": "bind-address", "value": "0.0.0.0"},
+            {"name": "authorization-always-allow-paths", "value": "/healthz,/readyz,/livez,/metrics"}]
+    assert yaml.safe_load(cluster["patch"]) == [{"op": "add", "path": "/scheduler/extraArgs", "value": args}]
+    gated = parse_definition({**yaml.safe_load((ROOT / "clusters" / "inference.yaml").read_text()),
+                              "featureGates": {"GenericWorkload": True}})
+    assert yaml.safe_load(control_plane_patches(gated)[1]["patch"]) == [
+        {"op": "add", "path": "/scheduler/extraArgs/-", "value": a} for a in args]
+
+
+def test_too_many_kubelet_workers_is_one_line_naming_the_field_kwok_nodes_are_not_counted(monkeypatch):
+    monkeypatch.setenv("SCHEDGATE_KIND_MAX_NODES", "4")
+    assert too_large(INFERENCE) is None
+    why = too_large(KUBELETS)
+    assert why and why.startswith(f"{INFERENCE.source}: nodeAgent: kubelet: 9 nodes are a kind cluster of 10 node "
+                                  "containers, more than this machine runs (at most 4: SCHEDGATE_KIND_MAX_NODES=4)")
 
 
 def test_one_worker_per_defined_node_registered_under_its_name_with_labels_and_taints():
-    cfg = kind_config(INFERENCE, "schedgate-inference", "schedgate/kind-node:x", cgroup_v1=True)
+    cfg = kind_config(KUBELETS, "schedgate-inference", "schedgate/kind-node:x", cgroup_v1=True)
     assert cfg["name"] == "schedgate-inference"
     cp, *workers = cfg["nodes"]
     assert cp["role"] == "control-plane"
-    assert len(workers) == len(INFERENCE.nodes()) == 9
+    assert len(workers) == len(KUBELETS.nodes()) == 9
     by_name = {}
     for w in workers:
         [patch] = w["kubeadmConfigPatches"]
@@ -44,7 +94,7 @@ def test_one_worker_per_defined_node_registered_under_its_name_with_labels_and_t
     assert all("kubernetes.io/hostname" not in w["labels"] for w in workers)
     # cgroup v1 hosts: Kubernetes 1.35+ refuses v1 unless told otherwise.
     assert yaml.safe_load(cfg["kubeadmConfigPatches"][0]) == {"kind": "KubeletConfiguration", "failCgroupV1": False}
-    assert "kubeadmConfigPatches" not in kind_config(INFERENCE, "n", "i", cgroup_v1=False)
+    assert "kubeadmConfigPatches" not in kind_config(KUBELETS, "n", "i", cgroup_v1=False)
 
 
 @pytest.mark.parametrize("key, allowed", [
@@ -64,7 +114,7 @@ def test_labels_a_kubelet_may_set_on_itself_follow_the_kubelets_own_rule(key, al
 def test_labels_a_kubelet_would_refuse_stay_out_of_the_kind_config_and_are_set_through_the_api():
     doc = yaml.safe_load((ROOT / "clusters" / "inference.yaml").read_text())
     doc["pools"][0]["labels"]["node-role.kubernetes.io/gpu"] = ""
-    cfg = kind_config(parse_definition(doc), "n", "i", cgroup_v1=False)
+    cfg = kind_config(replace(parse_definition(doc), agent=NodeAgent(kind="kubelet")), "n", "i", cgroup_v1=False)
     labels = [w["labels"] for w in cfg["nodes"][1:]]
     # A kubelet given node-role.kubernetes.io/... in --node-labels refuses to start.
     assert all("node-role.kubernetes.io/gpu" not in lab for lab in labels)
@@ -199,3 +249,36 @@ def test_the_dra_driver_runs_the_given_image_on_every_kubelet_but_the_control_pl
     assert {"create", "update", "delete"} <= rules[("resource.k8s.io", "resourceslices")]
     assert rules[("resource.k8s.io", "resourceclaims")] == {"get", "list", "watch"}  # reads claims only
     assert rules[("", "configmaps")] == {"get", "list", "watch"}
+
+
+def test_the_scheduler_under_test_is_a_static_pod_of_files_written_into_the_control_plane(tmp_path):
+    """No API object runs it (the control plane registers no Node, so the kubelet watches no pods): a
+    manifest in the kubelet's static pod folder, its configuration and kubeconfig in a folder of its own,
+    each written whole (a hidden file moved into place), on the node's network at its own port."""
+    from schedgate.providers.kind.scheduler import ControlPlane, PodScheduler
+    from schedgate.spec.schedconfig import default_scheduler_config
+
+    written: list[tuple[str, bytes | None]] = []
+
+    class Recorder:
+        def run(self, *argv, stdin=None, **kw):
+            written.append((" ".join(argv), stdin))
+
+    config = default_scheduler_config()
+    effective = config.effective(kubeconfig="/etc/schedgate/kubeconfig")
+    s = PodScheduler(name="under-test", config=config, effective=effective,
+                     config_path=tmp_path / "c.yaml", image="schedgate/kube-scheduler:x",
+                     node=ControlPlane(Recorder(), "k-control-plane", "172.18.0.2"), run_dir=tmp_path, port=10300,
+                     kubeconfig="apiVersion: v1\nkind: Config\n")
+    s.launch()
+    paths = [cmd.rsplit('mv "', 1)[1].split('" "')[1].rstrip('"') for cmd, _ in written]
+    assert paths == ["/etc/schedgate/under-test/config.yaml", "/etc/schedgate/under-test/kubeconfig",
+                     "/etc/kubernetes/manifests/schedgate-scheduler-under-test.yaml"]
+    manifest = yaml.safe_load(written[-1][1])
+    spec = manifest["spec"]
+    assert spec["hostNetwork"] is True and "serviceAccountName" not in spec and "nodeName" not in spec
+    [c] = spec["containers"]
+    assert "--secure-port=10300" in c["command"] and "--config=/etc/schedgate/config.yaml" in c["command"]
+    assert {v["name"]: v["hostPath"]["path"] for v in spec["volumes"]} == {
+        "config": "/etc/schedgate/under-test", "ca": "/etc/kubernetes/pki/ca.crt"}
+    assert s.pod == "schedgate-scheduler-under-test-k-control-plane"  # the kubelet adds its node's name

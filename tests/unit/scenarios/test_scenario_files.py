@@ -253,9 +253,9 @@ def test_a_file_that_adds_or_overcommits_nodes_says_which_step_before_anything_s
     assert load_scenario(scenarios / "two-schedulers-one-node.scenario.yaml").node_objects == {
         "overcommits": "steps[5].expect.overcommitted"}
     assert load_scenario(scenarios / "hard-constraint.scenario.yaml").node_objects == {}
-    assert (LocalProvider.adds_nodes, KindProvider.adds_nodes, ExistingProvider.adds_nodes) == (True, False, False)
+    assert (LocalProvider.adds_nodes, KindProvider.adds_nodes, ExistingProvider.adds_nodes) == (True, True, False)
     assert (LocalProvider.kubelets_only, KindProvider.kubelets_only, ExistingProvider.kubelets_only) == (
-        False, True, False)
+        False, False, False)
 
 
 def test_scheduling_gates_are_one_pod_field_a_step_goes_over_and_a_fragment_over_that(tmp_path):

@@ -3,6 +3,7 @@ version, the outcomes of pods that live, and what a cluster without an agent ref
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from support import ROOT
 
 from schedgate.errors import DefinitionError, NotHere
 from schedgate.runtime.kwok import kwok_version
-from schedgate.spec.agent import UPSTREAM_GRACE
+from schedgate.spec.agent import UPSTREAM_GRACE, NodeAgent
 from schedgate.spec.cluster import load_definition
 
 BASE = """\
@@ -43,7 +44,7 @@ def test_an_agent_shortens_the_grace_period_and_renews_its_leases_three_times_wi
 
 
 @pytest.mark.parametrize("old, new, problem", [
-    ("kind: kwok", "kind: kubelet", "nodeAgent.kind: must be one of kwok, got 'kubelet' (line 5)"),
+    ("kind: kwok", "kind: kubelets", "nodeAgent.kind: must be one of kwok, kubelet, got 'kubelets' (line 5)"),
     ("nodeMonitorGracePeriod: 8", "nodeMonitorGracePeriod: 1", "nodeAgent.nodeMonitorGracePeriod: must be a number "
                                                                  "from 4 to 3600, got 1 (line 6)"),
     ("nodeMonitorGracePeriod: 8", "heartbeat: 8", "nodeAgent.heartbeat: unknown field"),
@@ -157,14 +158,22 @@ def test_without_the_agent_a_preemption_victim_never_terminates_and_the_preempto
     assert "steps[9] expect" in r.stdout and "victim: not deleted after 15s" in r.stdout, r.stdout[-3000:]
 
 
-def test_kind_and_existing_refuse_a_definition_with_an_agent_in_one_line():
+def test_each_provider_runs_the_agents_it_can_and_refuses_the_others_in_one_line():
+    """kwok: local and kind (kind's kwok nodes); kubelet: kind's workers only; an existing cluster's nodes are
+    its own: no agent."""
     from schedgate.providers import provider
 
     live = load_definition(ROOT / "clusters" / "live.yaml")
-    for name in ("kind", "existing"):
-        why = provider(name).cannot_run(live)
-        assert why and why.startswith(f"{live.source}: nodeAgent (kwok) is the local provider's; the {name} provider")
-    assert provider("local").cannot_run(live) is None
+    why = provider("existing").cannot_run(live)
+    assert why and why.startswith(f"{live.source}: nodeAgent (kwok) is a cluster schedgate makes; the existing "
+                                  "provider's nodes are its own"), why
+    assert provider("local").cannot_run(live) is None and provider("kind").cannot_run(live) is None
+    kubelets = replace(live, agent=NodeAgent(kind="kubelet"))
+    for name in ("local", "existing"):
+        why = provider(name).cannot_run(kubelets)
+        assert why == (f"{live.source}: nodeAgent kubelet asks for real kubelets, kind's workers; the {name} "
+                       "provider's nodes are not (run it with --provider kind)"), why
+    assert provider("kind").cannot_run(kubelets) is None
 
 
 def test_ready_is_read_from_the_agents_stamp_in_nanoseconds_else_the_whole_second():

@@ -28,7 +28,7 @@ def test_the_halves_and_the_whole_draw_on_one_counter_and_need_the_feature(tmp_p
     assert [d.to_api()["consumesCounters"] for d in ds.devices] == [
         [{"counterSet": "gpu-0", "counters": {"memory": {"value": q}}}] for q in ("80Gi", "40Gi", "40Gi")]
     assert scenario.needs["DRAPartitionableDevices"] == "cluster: devices' counters"
-    assert "published by the local provider" in counters_only_local(scenario.definition, "kind")
+    assert "published by the local provider" in counters_only_local(scenario.definition, "kind's kubelet workers")
 
 
 @pytest.mark.parametrize("old, new, problem", [
