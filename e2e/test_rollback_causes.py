@@ -33,8 +33,9 @@ LEDGER = "schedgate_network_slots"
 NO_SLOT = r"had no free network slot"
 AT_ONCE = 5.0  # seconds for a freed slot to be taken; the hold lasts 30 s
 REFUSED = 10.0  # seconds for a pod to be refused while the slot is held
-# A killed scheduler's successor waits for the old lease to expire (8 s as schedgate starts a configuration
-# that sets no leader-election timing; 15 s is kube-scheduler's own default) before it schedules again.
+# A killed scheduler's successor that elects a leader waits for the old lease to expire (8 s as schedgate
+# starts a configuration that turns election on and sets no timing; 15 s is kube-scheduler's own default)
+# before it schedules again; without leader election (schedgate's default) it schedules at once.
 AFTER_RESTART = 45.0
 
 

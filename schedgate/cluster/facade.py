@@ -20,7 +20,7 @@ from kubernetes import client as k8s
 from schedgate.cluster import gpus
 from schedgate.cluster.backend import Backend, ExportsLogs, ExposesApiServer, RestartsApiServer, StartsSchedulers
 from schedgate.cluster.devices import Devices
-from schedgate.cluster.leases import Lease
+from schedgate.cluster.leases import Lease, exited_over_restart
 from schedgate.cluster.nodes import Nodes
 from schedgate.cluster.sync import SYNC_NODE, SyncBarrier
 from schedgate.errors import ComponentError, NotHere, SchedgateError
@@ -62,7 +62,7 @@ class Cluster:
         self.core: Any = k8s.CoreV1Api(self.api)
         self.events_api: Any = k8s.EventsV1Api(self.api)
         self.nodes = Nodes(self.core, self.definition, self.backend.nodes, devices=Devices.of(self.api, self.backend))
-        self._barrier = SyncBarrier(self.core, self.sync_node, self.nodes.devices)
+        self.barrier = SyncBarrier(self.core, self.sync_node, self.nodes.devices)
         self._system_ns: Namespace | None = None
         self._stale_ok = False
 
@@ -152,7 +152,7 @@ class Cluster:
     def restart_apiserver(self, settle: float = 20.0) -> tuple[float, list[str]]:
         """Stop the API server and start it again (same address, same data).
 
-        A kube-scheduler that cannot renew its lease within ``renewDeadline`` (6 s as schedgate starts it) exits
+        A kube-scheduler that elects a leader and cannot renew its lease within ``renewDeadline`` exits
         ("Leaderelection lost") for its supervisor to restart it. After the API server is back, each
         scheduler is watched until it has renewed its lease or exited; one that exited is restarted,
         as its supervisor would. Returns the seconds the API server was gone and the schedulers restarted.
@@ -162,11 +162,9 @@ class Cluster:
         back = datetime.now(UTC)
         restarted = []
         for s in distinct(self.schedulers):
-            # died(): also one whose own supervisor restarted it already (kind: a container restart).
-            if Lease(self.api, s.name).wait_renewed_or_exited(s, back, settle) and not s.died():
-                continue
-            s.start()
-            restarted.append(s.name)
+            if exited_over_restart(self.api, s, back, settle):
+                s.start()
+                restarted.append(s.name)
         return down, restarted
 
     # -- health ------------------------------------------------------------
@@ -298,7 +296,7 @@ class Cluster:
         :mod:`schedgate.cluster.sync`); returns the seconds it took."""
         self.nodes.unseen = False
         running = [s for s in distinct(self.schedulers) if not s.is_down()]
-        return self._barrier.wait(running, self.system_namespace(), timeout)
+        return self.barrier.wait(running, self.system_namespace(), timeout)
 
     def settle(self) -> None:
         """If a node edit was made since the last sync, wait until every scheduler has seen it.

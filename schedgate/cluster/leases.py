@@ -11,7 +11,7 @@ from kubernetes import client as k8s
 
 from schedgate.kube.api import ignore_not_found, read_json
 from schedgate.kube.watch import MATCH, Check, pending, wait_for_items
-from schedgate.runtime.scheduler import Scheduler
+from schedgate.runtime.scheduler import Scheduler, elects
 from schedgate.spec.schedconfig import LEASE_NAMESPACE
 
 
@@ -69,3 +69,12 @@ class Lease:
 
         wait_for_items(self, settled, f"lease {s.name} renewed or its scheduler exited", timeout)
         return not s.is_down()
+
+
+def exited_over_restart(api: k8s.ApiClient, s: Scheduler, back: datetime, settle: float) -> bool:
+    """Whether ``s`` exited over an API server restart, ``back`` being when it answered again. One without a
+    lease waits a restart out; one with a lease is watched until it renewed it after ``back`` or exited
+    (``died()``: also one whose own supervisor restarted it already, kind's kubelet)."""
+    if not elects(s):
+        return s.is_down()
+    return not Lease(api, s.name).wait_renewed_or_exited(s, back, settle) or s.died()

@@ -44,6 +44,7 @@ nothing, cannot place a scenario's pod there either.
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 import warnings
@@ -61,6 +62,7 @@ from schedgate.kube.watch import MATCH, Check, FnMatcher, WaitTimeout, WrongOutc
 from schedgate.objects.builders import make_pod
 from schedgate.objects.matchers import pod_condition
 from schedgate.objects.pods import Namespace, Pod
+from schedgate.objects.schedlog import read_logs
 from schedgate.runtime.scheduler import Scheduler
 from schedgate.spec.cluster import HOSTNAME
 
@@ -74,12 +76,35 @@ SYNC_CLASS = "schedgate-sync"
 SYNC_TENANT = {"pod": ("tenant-id", "schedgate-sync"), "node": ("schedgate.io/tenant-pool", "schedgate-sync")}
 SYNC_RESOURCE = "schedgate.io/sync"  # only the sync node has it: a probe fits no other node, whatever the profile
 IN_SYNC = "Too many pods"  # NodeResourcesFit's reason on the sync node, past the token's node affinity
+PROBE_NAME = re.compile(r"^sync-(\d+)-")  # sync-<barrier>-<scheduler>
+ATTEMPTS, PREEMPTIONS = "scheduler_schedule_attempts_total", "scheduler_preemption_attempts_total"
+PREEMPTION_MESSAGE = "preemption: "  # DefaultPreemption's PostFilter message, in the FitError it ran for
 
 
 def is_sync_node(name: str) -> bool:
     """The sync node of a cluster schedgate made (``schedgate-sync``) or of a run in one it did not
     (``schedgate-sync-run``, beside the other's)."""
     return name == SYNC_NODE or name.startswith(SYNC_NODE + "-")
+
+
+def barrier_counts(proc: Scheduler, namespace: str, after: int) -> list[tuple[str, dict[str, str]]]:
+    """What the probes of barriers numbered above ``after`` added to ``proc``'s attempt counters, read from its
+    log: one (metric, labels) per increment. Each ended attempt counts in :data:`ATTEMPTS` under its result and
+    the probe's profile; each that DefaultPreemption's PostFilter ran for (its message is in the attempt's
+    FitError), in :data:`PREEMPTIONS` as well."""
+    out: list[tuple[str, dict[str, str]]] = []
+    for pod, log in read_logs([proc.log_path], {namespace}).items():
+        m = PROBE_NAME.match(pod.split("/", 1)[1])
+        if m is None or int(m.group(1)) <= after:
+            continue
+        for a in log.attempts:
+            result = "scheduled" if a.bound_to else "error" if a.error else \
+                "unschedulable" if a.failure is not None else None
+            if result is not None:
+                out.append((ATTEMPTS, {"result": result, "profile": proc.profiles[0]}))
+            if result == "unschedulable" and PREEMPTION_MESSAGE in (a.failure or ""):
+                out.append((PREEMPTIONS, {}))
+    return out
 
 
 class SyncBarrier:

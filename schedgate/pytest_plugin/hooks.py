@@ -94,7 +94,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         sources = describe(req.bin_dir)
     except SchedgateError as e:
         sources = str(e)
-    effective = req.scheduler_config.effective(kubeconfig="<schedgate's kubeconfig>")
+    effective = req.scheduler_config.effective(kubeconfig="<schedgate's kubeconfig>",
+                                               elect=req.provider == "existing")  # as its backend starts it
     replaced = effective.replaced
     return [
         f"schedgate: provider={req.provider} kubernetes={version} "
@@ -105,8 +106,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         *([f"schedgate: cluster of --kubeconfig {req.kubeconfig}" + (f" --context {req.context}" * bool(req.context))]
           if req.kubeconfig else []),
         *(f"schedgate: {req.scheduler_config.source}: {r}" for r in replaced),
-        *([f"schedgate: {req.scheduler_config.source} sets no leader-election timing; schedgate's: "
-           f"{', '.join(effective.defaulted)} (kube-scheduler's own: 15s, 10s, 2s)"] if effective.defaulted else []),
+        *([f"schedgate: {req.scheduler_config.source} says nothing of "
+           f"{'leader-election timing' if effective.elects else 'leader election'}; schedgate's: "
+           f"{', '.join(effective.defaulted)} (kube-scheduler's own: leaderElect true, 15s, 10s, 2s)"]
+          if effective.defaulted else []),
     ]
 
 

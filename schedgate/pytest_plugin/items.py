@@ -216,6 +216,11 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
     item = request.node
     scenario: Scenario = item.scenario
     name = request_from(pytestconfig).provider
+    if scenario.unserved:
+        under_test = request_from(pytestconfig).scheduler_config.source
+        pytest.skip(f"schedgate: {scenario.source}: its own scheduler configuration serves "
+                    f"{', '.join(map(repr, scenario.unserved))}, which {under_test}, replacing it in this run, "
+                    "does not")
     refused = provider(name).cannot_run(scenario.definition)
     if refused:
         pytest.skip(f"schedgate: {refused}")

@@ -163,6 +163,14 @@ class Scheduler(Protocol):
 S = TypeVar("S")
 
 
+def elects(s: Scheduler) -> bool:
+    """Whether the scheduler holds a leader-election lease: a kube-scheduler schedgate configured as its
+    configuration says (:meth:`~schedgate.spec.schedconfig.SchedulerConfig.effective`); kubeadm's own and a
+    black box are taken to."""
+    effective: EffectiveConfig | None = getattr(s, "effective", None)
+    return True if effective is None else effective.elects
+
+
 def distinct(schedulers: Mapping[str, S]) -> list[S]:
     """Each process once: a process serving several profiles appears under each of them."""
     return list({id(s): s for s in schedulers.values()}.values())

@@ -37,6 +37,7 @@ import schedgate.scenarios.group_steps
 import schedgate.scenarios.invariants
 import schedgate.scenarios.live_outcomes
 import schedgate.scenarios.log_outcomes
+import schedgate.scenarios.metric_outcomes
 import schedgate.scenarios.node_steps
 import schedgate.scenarios.object_steps
 import schedgate.scenarios.outcomes
@@ -121,6 +122,9 @@ class Scenario:
     # the first step field that needs it: a provider that cannot give it skips the file before it starts.
     node_objects: Mapping[str, str] = field(default_factory=dict)
     known_bug: KnownBug | None = None  # an upstream bug it shows on some versions (spec.versions)
+    # Profiles the file's own configuration serves that the one replacing it (``--scheduler-config``) does
+    # not: its steps name them, so the file skips, saying so, before anything starts.
+    unserved: tuple[str, ...] = ()
 
 
 
@@ -154,14 +158,19 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
     definition = _file_or_inline(v, p, m["cluster"], "cluster", "an inline cluster definition", load_definition,
                                  lambda d, src: parse_definition(d, source=src))
     scheduler = scheduler_override
+    unserved: tuple[str, ...] = ()
     if m.get("scheduler") in SCENARIO_ROLES:
         scheduler = (role_config or _shipped_role)(m["scheduler"])
-    elif scheduler is None and m.get("scheduler") is not None:
-        scheduler = _file_or_inline(v, p, m["scheduler"], "scheduler", "an inline configuration",
-                                    load_scheduler_config, lambda d, src: parse_scheduler_config(d, source=src))
-        if scheduler.black_box is not None and not scheduler.black_box.named:
-            v.fail("scheduler", f"{scheduler.source}: a BlackBoxScheduler named by a scenario file needs its "
+    elif m.get("scheduler") is not None:
+        own = _file_or_inline(v, p, m["scheduler"], "scheduler", "an inline configuration",
+                              load_scheduler_config, lambda d, src: parse_scheduler_config(d, source=src))
+        if own.black_box is not None and not own.black_box.named:
+            v.fail("scheduler", f"{own.source}: a BlackBoxScheduler named by a scenario file needs its "
                                 "own schedulerName (only one standing in for a profile or role may leave it out)")
+        if scheduler is None:
+            scheduler = own
+        else:  # the configuration under test replaces the file's: the profiles the file's steps name must stay
+            unserved = tuple(n for n in own.profile_names if n not in scheduler.profile_names)
     known_bug = read_known_bug(v, m["knownBug"]) if "knownBug" in m else None
     if known_bug is not None:
         minors = _pinned_minors()
@@ -186,11 +195,11 @@ def load_scenario(path: str | Path, scheduler_override: SchedulerConfig | None =
     if not isinstance(raw_steps, list) or not raw_steps:
         v.fail("steps", f"must be a non-empty list of steps, got {kind_of(raw_steps)}")
     steps = tuple(_step(parser, s, i) for i, s in enumerate(raw_steps))
-    if scheduler is not None:
+    if scheduler is not None and not unserved:
         _served(v, scheduler, steps, role_config or _shipped_role)
     return Scenario(name=name, description=description.strip(), source=str(p), definition=definition,
                     scheduler=scheduler, steps=steps, pods=tuple(parser.created), needs=needs,
-                    node_objects=node_objects(m), known_bug=known_bug,
+                    node_objects=node_objects(m), known_bug=known_bug, unserved=unserved,
                     has_devices=bool(definition.device_classes)
                     or any(n.devices for n in [*definition.nodes(), *parser.added.values()]))
 

@@ -15,8 +15,6 @@ from typing import Any, ClassVar, Protocol, TypeVar
 from schedgate.kube.watch import Matcher
 from schedgate.objects.events import summarize
 from schedgate.objects.matchers import gone, nominated, scheduled_on, scheduling_error, scheduling_gated, unschedulable
-from schedgate.objects.metrics import MetricsSnapshot
-from schedgate.scenarios.bounds import BOUND_ATTRS, NEEDS_BOUND, NUMBER, bounds_read, needs_bound, read_bound
 from schedgate.scenarios.declare import (
     EXTRA,
     TIMEOUT,
@@ -27,13 +25,12 @@ from schedgate.scenarios.declare import (
     extra,
     read_first,
     read_nodes,
-    read_string,
     true_body,
 )
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
-from schedgate.spec.jsontypes import SCALAR, STR, Schema, ref, whole
+from schedgate.spec.jsontypes import STR, ref, whole
 from schedgate.spec.shape import Key
 
 
@@ -104,7 +101,8 @@ class Expect:
 
     def metrics_read(self) -> tuple[str, ...]:
         """The schedulers (profiles) whose /metrics this outcome reads: scraped when the scenario begins."""
-        return (self.outcome.scheduler,) if isinstance(self.outcome, Metric) else ()
+        reads: tuple[str, ...] = getattr(self.outcome, "metrics_of", ())  # the metric outcome's
+        return reads
 
 
 @outcome("scheduledOn")
@@ -253,63 +251,6 @@ class Event(DeclaredOutcome):
         for name in pods:
             r.ns.events.expect(r.pod(name), self.reason, by=self.by, message=self.message, type=self.type,
                                timeout=timeout)
-
-
-@outcome("metric", about_pods=False)
-@dataclass(frozen=True)
-class Metric(DeclaredOutcome):
-    """A scheduler's /metrics sample (summed over matching labels) within bounds. A counter (and a
-    histogram's count, sum and buckets) is counted from the scenario's start: the scheduler is the session's,
-    and an earlier test's errors are not this scenario's (a counter that went back, a restarted scheduler,
-    is counted from 0). Each cache barrier (a sync step, or the one after a node edit) adds its probe's
-    attempt: an unschedulable one and, where the profile preempts, a preemption attempt."""
-
-    RULE: ClassVar[Schema] = NEEDS_BOUND
-    scheduler: str = arg("scheduler", "the profile of a running scheduler", STR, read_string)
-    name: str = arg("name", "the sample's name", STR, read_string)
-    labels: tuple[tuple[str, str], ...] = arg(
-        "labels", "label -> value the samples summed must have", {"type": "object", "additionalProperties": SCALAR},
-        lambda p, x, w: tuple((k, str(v)) for k, v in p.v.mapping(x or {}, w).items()), default=())
-    equals: float | None = arg("equals", "exactly this value", NUMBER, read_bound, default=None)
-    at_least: float | None = arg("atLeast", "at least this value", NUMBER, read_bound, default=None)
-    at_most: float | None = arg("atMost", "at most this value", NUMBER, read_bound, default=None)
-    bounds: tuple[tuple[str, float], ...] = ()  # the bounds given, as (key, value)
-
-    @classmethod
-    def rule(cls, p: Parser, m: dict[str, Any], w: str) -> dict[str, Any]:
-        """The bounds (one at least) and labels are read before scheduler and name, as before."""
-        values = read_first(cls, p, m, w, BOUND_ATTRS)
-        needs_bound(p, m, w)
-        return {**values, **read_first(cls, p, m, w, ("labels",))}
-
-    @classmethod
-    def read(cls, p: Parser, raw: Any, w: str) -> dict[str, Any]:
-        values = super().read(p, raw, w)
-        return {**values, "bounds": bounds_read(values)}
-
-    def value(self, s: MetricsSnapshot, start: MetricsSnapshot | None = None) -> float:
-        now = s.value(self.name, **dict(self.labels))
-        if start is None or self.name not in s.cumulative:
-            return now
-        before = start.value(self.name, **dict(self.labels))
-        return now - before if now >= before else now
-
-    def ok(self, s: MetricsSnapshot, start: MetricsSnapshot | None = None) -> bool:
-        v = self.value(s, start)
-        test = {"equals": lambda b: v == b, "atLeast": lambda b: v >= b, "atMost": lambda b: v <= b}
-        return all(test[k](b) for k, b in self.bounds)
-
-    def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
-        proc = r.cluster.scheduler(self.scheduler)
-        start = r.metrics_at_start.get(self.scheduler)
-        shown = ", ".join(f"{k} {b:g}" for k, b in self.bounds)
-        sel = self.name + ("{" + ",".join(f'{k}="{x}"' for k, x in self.labels) + "}" if self.labels else "")
-        try:
-            proc.wait_for_metrics(lambda s: self.ok(s, start), f"{sel} {shown}", timeout=timeout)
-        except AssertionError as e:
-            last = proc.metrics()
-            since = " since the scenario began" if start is not None and self.name in last.cumulative else ""
-            raise AssertionError(f"{e} (last value {self.value(last, start):g}{since})") from None
 
 
 @outcome("wholeFreeNodes", about_pods=False)

@@ -73,6 +73,7 @@ class Run:
     pods: dict[str, Pod] = field(default_factory=dict)
     # each scheduler a metric outcome reads, scraped before the first step: counters count from there
     metrics_at_start: dict[str, MetricsSnapshot] = field(default_factory=dict)
+    barriers_at_start: int = 0  # cache barriers before the first step: their probes are no step's
     extender: Extender | None = None
     api_proxies: dict[str, ApiProxy] = field(default_factory=dict)  # apiFaults' proxies, by scheduler (lease)
     transcript: list[str] = field(default_factory=list)
@@ -105,6 +106,7 @@ class Run:
         """The steps in order. What they applied stays until :meth:`close` (the run's teardown), so the
         timings and artifacts read after the steps see a workload's pods."""
         started = time.monotonic()
+        self.barriers_at_start = self.cluster.barrier.count
         for step in self.scenario.steps:
             read = getattr(step.action, "metrics_read", None)  # Expect: the schedulers its metric outcome reads
             for profile in (read() if read is not None else ()):

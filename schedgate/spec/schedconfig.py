@@ -4,8 +4,12 @@ Users bring a whole ``KubeSchedulerConfiguration`` or just its ``profiles``
 (the design shows a fragment "to be merged into the cluster's configuration").
 schedgate fills in only what it owns — where the scheduler finds the API server
 and which leader-election lease it holds — and keeps every other setting as
-written. Where a configuration sets no leader-election timing at all, schedgate
-gives it shorter ones (:data:`LEASE_TIMING`), and says so in the run's header.
+written. Where a configuration says nothing of leader election, schedgate turns it
+off: no two schedgate schedulers ever serve one profile, so a lease only delays a
+restart, and a machine loaded past ``renewDeadline`` made a correct scheduler exit
+("Leaderelection lost"). One that turns it on (``leaderElect: true``) or sets any
+of its timing keeps it on, with shorter timing (:data:`LEASE_TIMING`) where it
+sets none. The run's header says which.
 A user's value for an owned field is replaced and reported, never dropped in
 silence. Everything schedgate does not own is left for the real
 scheduler to validate: a configuration it refuses is reported with its own
@@ -178,14 +182,17 @@ class SchedulerConfig:
         return (replace(self, source=f"{self.source} (in-tree plugins only)", doc=doc),
                 sorted(dropped))
 
-    def effective(self, kubeconfig: str, lease: str | None = None) -> EffectiveConfig:
-        """The configuration the scheduler is started with, and what was replaced."""
+    def effective(self, kubeconfig: str, lease: str | None = None, elect: bool = False) -> EffectiveConfig:
+        """The configuration the scheduler is started with, and what was replaced. ``elect``: leader election
+        where the configuration says nothing of it (a cluster others may run a scheduler for this profile in)."""
         doc = copy.deepcopy(self.doc)
         doc["apiVersion"], doc["kind"] = API_VERSION, KIND
         replaced: list[str] = []
+        asked = dict(doc.get("leaderElection") or {})
+        elect = asked.get("leaderElect", elect or any(k in asked for k in LEASE_TIMING))
         owned = {
             ("clientConnection", "kubeconfig"): kubeconfig,
-            ("leaderElection", "leaderElect"): True,
+            ("leaderElection", "leaderElect"): bool(elect),
             ("leaderElection", "resourceLock"): "leases",
             ("leaderElection", "resourceName"): lease or self.lease_name,
             ("leaderElection", "resourceNamespace"): LEASE_NAMESPACE,
@@ -197,9 +204,11 @@ class SchedulerConfig:
             sect[key] = value
         election = doc["leaderElection"]
         defaulted = []
-        if not any(k in election for k in LEASE_TIMING):
+        if "leaderElect" not in asked:
+            defaulted.append(f"leaderElection.leaderElect: {str(bool(elect)).lower()}")
+        if elect and not any(k in election for k in LEASE_TIMING):
             election.update(LEASE_TIMING)
-            defaulted = [f"leaderElection.{k}: {v}" for k, v in LEASE_TIMING.items()]
+            defaulted += [f"leaderElection.{k}: {v}" for k, v in LEASE_TIMING.items()]
         return EffectiveConfig(doc=doc, replaced=replaced, defaulted=defaulted)
 
 
@@ -208,6 +217,11 @@ class EffectiveConfig:
     doc: dict[str, Any]
     replaced: list[str] = field(default_factory=list)
     defaulted: list[str] = field(default_factory=list)  # what schedgate set where the configuration set nothing
+
+    @property
+    def elects(self) -> bool:
+        """Whether the scheduler takes part in leader election (holds a lease)."""
+        return bool(self.doc["leaderElection"]["leaderElect"])
 
     def write(self, path: Path) -> Path:
         path.write_text(yaml.safe_dump(self.doc, sort_keys=False))

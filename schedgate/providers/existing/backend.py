@@ -159,7 +159,7 @@ class ExistingBackend:
             for p in config.profile_names:
                 self.schedulers[p] = box
             return box
-        effective = config.effective(kubeconfig=str(kubeconfig), lease=lease)
+        effective = config.effective(kubeconfig=str(kubeconfig), lease=lease, elect=True)  # a shared cluster
         path = effective.write(self.run.path / f"{lease}.config.yaml")
         proc = SchedulerProcess(name=lease, config=config, effective=effective, config_path=path,
                                 binary=Path(binary or self.default_binary), port=free_port(), pki=self.pki,

@@ -11,6 +11,7 @@ import pytest
 
 from schedgate.errors import DefinitionError
 from schedgate.scenarios.load import load_scenario
+from schedgate.spec.schedconfig import parse_scheduler_config
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = sorted((ROOT / "e2e" / "scenarios").glob("*.scenario.yaml"))
@@ -282,3 +283,33 @@ def test_a_bad_scheduling_gate_is_one_line_naming_the_field(tmp_path, value, pro
     with pytest.raises(DefinitionError) as e:
         load_scenario(path)
     assert str(e.value).startswith(f"{path}: {problem}") and "\n" not in str(e.value), str(e.value)
+
+
+SHIPPED_FOLDERS = ("scenarios", "conformance", "bugs", "fuzz")
+
+
+@pytest.mark.parametrize("profile, unserved", [
+    pytest.param("gpu-packing-scheduler", (), id="the-same-profile-runs"),
+    pytest.param("my-packing", ("gpu-packing-scheduler",), id="another-profile-skips"),
+])
+def test_a_configuration_under_test_that_does_not_serve_a_files_own_profile_makes_it_skip(tmp_path, profile, unserved):
+    """``--scheduler-config`` replaces a file's own configuration: a profile its steps name and the replacement
+    does not serve is said before anything starts (a skip), not found missing once the cluster is up."""
+    own = tmp_path / "own.yaml"
+    own.write_text("profiles: [{schedulerName: gpu-packing-scheduler}]\n")
+    path = write(tmp_path, GOOD.replace("steps:\n", "scheduler: own.yaml\nsteps:\n  - apiFaults: "
+                                        "{profile: gpu-packing-scheduler, delayAnswers: 0.1}\n", 1))
+    under_test = parse_scheduler_config({"profiles": [{"schedulerName": profile}]}, source="mine.yaml")
+    sc = load_scenario(path, under_test)
+    assert sc.unserved == unserved
+    assert sc.scheduler is under_test
+
+
+def test_every_shipped_file_runs_or_skips_under_a_users_packing_profile():
+    """The shipped suite under a correct user profile named as the design's: every file either keeps a
+    profile it names (a role's, or the one under test) or says it skips; none fails to load."""
+    mine = parse_scheduler_config({"profiles": [{"schedulerName": "gpu-packing-scheduler"}]}, source="mine.yaml")
+    files = [p for folder in SHIPPED_FOLDERS for p in sorted((ROOT / "e2e" / folder).glob("*.scenario.yaml"))]
+    assert len(files) > 100, files
+    skipped = [p.name for p in files if load_scenario(p, mine).unserved]
+    assert skipped == [], skipped

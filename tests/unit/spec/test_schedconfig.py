@@ -55,12 +55,38 @@ def test_owned_fields_are_replaced_and_reported_and_every_other_setting_is_kept(
     assert "renewDeadline" not in eff.doc["leaderElection"] and not eff.defaulted
 
 
-def test_a_configuration_without_leader_election_timing_gets_schedgates_shorter_one_and_says_so():
+WHOLE = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+
+
+def test_a_configuration_that_says_nothing_of_leader_election_runs_without_it_and_says_so():
     eff = parse_scheduler_config({"profiles": [{"schedulerName": "p"}]}).effective(kubeconfig="/k")
     election = eff.doc["leaderElection"]
+    assert election["leaderElect"] is False and not eff.elects
+    assert not any(k in election for k in ("leaseDuration", "renewDeadline", "retryPeriod"))
+    assert eff.defaulted == ["leaderElection.leaderElect: false"]
+
+
+def test_a_configuration_that_turns_leader_election_on_gets_schedgates_shorter_timing_and_says_so():
+    eff = parse_scheduler_config({**WHOLE, "leaderElection": {"leaderElect": True},
+                                  "profiles": [{"schedulerName": "p"}]}).effective(kubeconfig="/k")
+    election = eff.doc["leaderElection"]
+    assert eff.elects
     assert (election["leaseDuration"], election["renewDeadline"], election["retryPeriod"]) == ("8s", "6s", "1s")
     assert eff.defaulted == ["leaderElection.leaseDuration: 8s", "leaderElection.renewDeadline: 6s",
                              "leaderElection.retryPeriod: 1s"]
+
+
+def test_a_configuration_that_sets_lease_timing_only_keeps_leader_election_on_with_its_own_timing():
+    eff = parse_scheduler_config({**WHOLE, "leaderElection": {"leaseDuration": "120s"},
+                                  "profiles": [{"schedulerName": "p"}]}).effective(kubeconfig="/k")
+    assert eff.elects and eff.doc["leaderElection"]["leaseDuration"] == "120s"
+    assert eff.defaulted == ["leaderElection.leaderElect: true"]
+
+
+def test_a_configuration_that_turns_leader_election_off_keeps_it_off_without_a_word():
+    eff = parse_scheduler_config({**WHOLE, "leaderElection": {"leaderElect": False},
+                                  "profiles": [{"schedulerName": "p"}]}).effective(kubeconfig="/k")
+    assert not eff.elects and eff.defaulted == [] and eff.replaced == []
 
 
 @pytest.mark.parametrize(
