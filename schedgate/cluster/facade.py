@@ -177,7 +177,7 @@ class Cluster:
                 continue
             if p.died():
                 how = f"exited with code {p.returncode}" if not p.alive() else "was restarted by its supervisor"
-                out.append(f"{p.name} {how}: {summarize_failure(p.log_tail(40))} (log: {p.log})")
+                out.append(f"{p.name} {how}: {summarize_failure(p.log_tail(400))} (log: {p.log})")
         return out
 
     def control_plane_down(self) -> bool:

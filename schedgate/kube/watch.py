@@ -147,6 +147,7 @@ def _wait_for_items(target: Collection, accept: Callable[[list[dict[str, Any]]],
     while True:
         c = accept(list(items.values()))
         if c.verdict is Verdict.MATCH:
+            target.check_health()  # a verdict a crashing component left behind is the crash's
             return list(items.values())
         if c.verdict is Verdict.FAIL:
             raise WrongOutcome(f"{target.describe()}: waiting until {description}: {c.why}")

@@ -54,6 +54,7 @@ from schedgate.report.artifacts import collect, folder_for
 from schedgate.report.figures import attached_to, figures_of
 from schedgate.report.timing import pod_timings, summary_row, wait_bound_pods_ready
 from schedgate.runtime.binaries import describe
+from schedgate.runtime.health import PANIC, crash_tail
 from schedgate.runtime.progress import log
 from schedgate.runtime.scheduler import distinct
 from schedgate.runtime.toolchain import pinned_kubernetes_version
@@ -181,8 +182,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         rep.longrepr = "schedgate: a component died during the test: " + "; ".join(dead)
     if rep.failed:
         for s in distinct(state.cluster.schedulers):
-            rep.sections.append((f"scheduler {s.name} log (last 25 lines; {s.log_path})",
-                                 "\n".join(s.log_tail(25))))
+            tail = s.log_tail(400)
+            what = "from its crash" if any(line.startswith(PANIC) for line in tail) else "last 25 lines"
+            rep.sections.append((f"scheduler {s.name} log ({what}; {s.log_path})", "\n".join(crash_tail(tail))))
     _after_call(item, rep, state)
 
 
@@ -229,10 +231,25 @@ def _after_call(item: pytest.Item, rep: pytest.TestReport, state: ItemState) -> 
     dest = collect(folder_for(root, item.nodeid), c, [namespace.name for namespace in state.namespaces],
                    title=item.nodeid, transcript=state.transcript, created=created, failure=failure,
                    summary=[f"test: {item.nodeid}", f"outcome: {rep.outcome}", *reach, "", failure])
+    if not kept:  # the run folder goes when the run ends: name the logs' copies, which stay
+        _moved(rep, {str(x.log_path): str(dest / "schedulers" / f"{x.name}.log") for x in distinct(c.schedulers)
+                     if x.log_path and (dest / "schedulers" / f"{x.name}.log").exists()})
     rep.sections.append(("schedgate artifacts", f"{dest} (open {dest / 'placement.html'})"))
     setattr(rep, ARTIFACTS, [str(dest)])
     if attached:
         _attach(rep, dest, attached)
+
+
+def _moved(rep: pytest.TestReport, copies: dict[str, str]) -> None:
+    """The failure's text and sections with each log path replaced by its copy's."""
+    def swap(text: str) -> str:
+        for was, now in copies.items():
+            text = text.replace(was, now)
+        return text
+
+    if isinstance(rep.longrepr, str):
+        rep.longrepr = swap(rep.longrepr)
+    rep.sections = [(swap(title), body) for title, body in rep.sections]
 
 
 def _attach(rep: pytest.TestReport, dest: Path, files: dict[str, str]) -> None:

@@ -89,7 +89,7 @@ def wait_ready(proc: Proc, ready: Callable[[], bool], timeout: float, what: str)
         code = proc.popen.poll()
         if code is not None:
             raise ComponentError(f"{proc.name} exited with code {code} before it was ready: "
-                                 f"{summarize_failure(proc.log_tail(40))} (log: {proc.log})")
+                                 f"{summarize_failure(proc.log_tail(400))} (log: {proc.log})")
 
     def pause(seconds: float) -> None:
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -103,8 +103,25 @@ def wait_ready(proc: Proc, ready: Callable[[], bool], timeout: float, what: str)
     return time.monotonic() - started
 
 
+PANIC = ("panic:", "fatal error:")  # a Go program's crash: its goroutines' stacks follow the line
+
+
+def crash_tail(lines: list[str], keep: int = 25) -> list[str]:
+    """The last ``keep`` lines of a log, or, where it ends in a Go crash, ``keep`` lines from the crash's
+    first line (``panic: ...``), whose stack trace would push it out of a plain tail."""
+    at = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].startswith(PANIC)), None)
+    if at is None:
+        return lines[-keep:]
+    while at > 0 and lines[at - 1].startswith(PANIC):  # a panic while panicking: the first one
+        at -= 1
+    return lines[at:at + keep]
+
+
 def summarize_failure(lines: list[str]) -> str:
-    """The line of a component's log that says why it stopped."""
+    """The line of a component's log that says why it stopped (a Go crash's own first line first)."""
+    crashed = [line for line in lines if line.startswith(PANIC)]
+    if crashed:
+        return crashed[-1].strip()[:500]
     keys = ("Error:", "error:", "E1", "E0", "F1", "F0", "invalid", "failed", "fatal")
     for line in reversed(lines):
         if line.startswith(keys) or any(k in line for k in ("Error:", "error:", "couldn't", "invalid")):

@@ -121,6 +121,10 @@ class Run:
                 raise AssertionError(f"{self.scenario.source}: {step.title()}: {e}") from None
             self.transcript.append(f"{time.monotonic() - started:7.2f}s  {step.title()}: ok "
                                    f"({time.monotonic() - t0:.2f}s)")
+        # Every verdict stands only if its scheduler outlived it: each running one judges a pod made after the
+        # last step (a cache barrier), so one that crashed right after writing a verdict is seen dead.
+        self.cluster.sync_schedulers()
+        self.cluster.check_health()
 
     def _scrape_at_start(self, profile: str) -> None:
         if profile in self.metrics_at_start or profile not in self.cluster.schedulers:

@@ -8,3 +8,9 @@ const Name = "WrappedPreemption"
 // Mutant is the build whose plugin evicts pods of its preemptor's own priority.
 var Mutant = mutant.Define("kube-scheduler", "preempts-equal-priority",
 	"DefaultPreemption evicts pods of its preemptor's own priority")
+
+// CrashAfterUnschedulable is a scheduler that dies (a Go panic) right after it has written a GPU pod's
+// Unschedulable status: its PostFilter watches the pod it could not place until the API server shows the
+// verdict, then panics. A harness that reads the verdict and not the process's exit passes it.
+var CrashAfterUnschedulable = mutant.Define("kube-scheduler", "crash-after-unschedulable",
+	"the process panics right after writing a GPU pod's Unschedulable status")

@@ -11,9 +11,12 @@ package wrappedpreemption
 
 import (
 	"context"
+	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	policy "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
@@ -26,6 +29,7 @@ import (
 
 type plugin struct {
 	*defaultpreemption.DefaultPreemption
+	handle fwk.Handle
 }
 
 func (p *plugin) Name() string { return Name }
@@ -50,7 +54,41 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 	if err != nil {
 		return nil, err
 	}
-	p := &plugin{inner}
+	p := &plugin{DefaultPreemption: inner, handle: h}
 	inner.Evaluator = preemption.NewEvaluator(Name, h, p, inner.Executor)
 	return p, nil
+}
+
+// PostFilter is upstream's; the crash-after-unschedulable mutant then waits, beside the scheduling cycle,
+// for the pod's Unschedulable status and panics.
+func (p *plugin) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.Pod, m fwk.NodeToStatusReader) (*fwk.PostFilterResult, *fwk.Status) {
+	result, status := p.DefaultPreemption.PostFilter(ctx, state, pod, m)
+	if CrashAfterUnschedulable.On() && !status.IsSuccess() && asksForGPUs(pod) {
+		go p.crashOnceUnschedulable(pod.Namespace, pod.Name)
+	}
+	return result, status
+}
+
+// asksForGPUs: the pods the crash follows (a GPU pod's path is where the defect is).
+func asksForGPUs(pod *v1.Pod) bool {
+	for _, c := range pod.Spec.Containers {
+		if _, ok := c.Resources.Requests["nvidia.com/gpu"]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *plugin) crashOnceUnschedulable(namespace, name string) {
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		live, err := p.handle.ClientSet().CoreV1().Pods(namespace).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return
+		}
+		for _, c := range live.Status.Conditions {
+			if c.Type == v1.PodScheduled && c.Status == v1.ConditionFalse && c.Reason == v1.PodReasonUnschedulable {
+				panic(fmt.Sprintf("%s: pod %s/%s is Unschedulable", CrashAfterUnschedulable.Name(), namespace, name))
+			}
+		}
+	}
 }
