@@ -72,7 +72,12 @@ def pod_names(name: str, count: int) -> tuple[str, ...]:
 @dataclass(frozen=True, kw_only=True)
 class CreatePods(Declared):
     """``name``, ``count`` (``name-1..name-N``), ``template`` and any template field, ``oneAtATime``,
-    ``gpuCycle`` (pod i asks for the list's i-th GPU count, cycling: an arrival sequence)."""
+    ``gpuCycle`` (pod i asks for the list's i-th GPU count, cycling: an arrival sequence). Beyond what the
+    fields say, schedgate writes four things into each pod, each replaced by ``pod:`` where the file gives it
+    (and each in the artifacts' ``pods.yaml``): ``terminationGracePeriodSeconds: 0`` (a victim or a deleted
+    pod goes at once; give ``pod: {spec: {terminationGracePeriodSeconds: 30}}`` for a real cluster's timing,
+    which the node agent then keeps), ``automountServiceAccountToken: false``, the label
+    ``app.kubernetes.io/managed-by: schedgate``, and one container ``main`` of the placeholder image."""
 
     MORE: ClassVar[tuple[str, ...]] = TEMPLATE_FIELDS  # the pod fields (scenarios.template), over the template's
 
