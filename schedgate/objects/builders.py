@@ -38,7 +38,7 @@ class PodBuilder:
     scheduler_name: str = "default-scheduler"
     requests: tuple[tuple[str, str], ...] = (("cpu", "100m"), ("memory", "128Mi"))
     required_terms: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
-    tolerations: tuple[tuple[str, str, str, str], ...] = ()
+    tolerations: tuple[tuple[str, str, str, str, int | None], ...] = ()  # key, operator, value, effect, seconds
     labels: tuple[tuple[str, str], ...] = ()
     annotations: tuple[tuple[str, str], ...] = ()
     node_name: str | None = None
@@ -76,13 +76,16 @@ class PodBuilder:
         """Required node affinity: ``key DoesNotExist``."""
         return replace(self, required_terms=self.required_terms + ((key, "DoesNotExist", ()),))
 
-    def tolerate(self, key: str, value: str = "", effect: str = "NoSchedule") -> PodBuilder:
-        op = "Equal" if value else "Exists"
-        return replace(self, tolerations=self.tolerations + ((key, op, value, effect),))
+    def tolerate(self, key: str, value: str = "", effect: str = "NoSchedule", operator: str = "",
+                 seconds: int | None = None) -> PodBuilder:
+        """Taints with ``key`` (none: every key, with Exists) and ``value`` (Equal; none: Exists) of ``effect``
+        (empty: every effect); ``seconds``: how long a NoExecute taint is tolerated."""
+        op = operator or ("Equal" if value else "Exists")
+        return replace(self, tolerations=self.tolerations + ((key, op, value, effect, seconds),))
 
     def tolerate_everything(self) -> PodBuilder:
         """One toleration with no key: every taint, whatever its effect."""
-        return replace(self, tolerations=self.tolerations + (("", "Exists", "", ""),))
+        return replace(self, tolerations=self.tolerations + (("", "Exists", "", "", None),))
 
     def label(self, key: str, value: str) -> PodBuilder:
         return replace(self, labels=self.labels + ((key, value),))
@@ -136,7 +139,9 @@ class PodBuilder:
                 "nodeSelectorTerms": [{"matchExpressions": exprs}]}}}
         if self.tolerations:
             spec["tolerations"] = [{**({"key": k} if k else {}), "operator": op, **({"value": v} if v else {}),
-                                    **({"effect": e} if e else {})} for k, op, v, e in self.tolerations]
+                                    **({"effect": e} if e else {}),
+                                    **({"tolerationSeconds": t} if t is not None else {})}
+                                   for k, op, v, e, t in self.tolerations]
         if self.node_name:
             spec["nodeName"] = self.node_name
         if self.priority_class:

@@ -91,14 +91,20 @@ def _forbid_labels(c: Context, raw: Any, w: str) -> tuple[str, ...]:
     return tuple(keys)
 
 
-TOLERATION = Shape("toleration", "a toleration of taints with this key (and value: Equal; else Exists)", (
-    Key("key", "the taint's key", STR, required=True),
+TOLERATION = Shape("toleration", "a toleration: the shorthand (key; value: Equal, else Exists; effect, default "
+                                  "NoSchedule), or Kubernetes' own (with operator: key optional with Exists, no "
+                                  "effect meaning every effect, tolerationSeconds)", (
+    Key("key", "the taint's key (required unless operator is Exists: then none is every key)", STR),
+    Key("operator", "Exists or Equal: Kubernetes' own form", {"enum": ["Exists", "Equal"]}),
     Key("value", "the taint's value", LABEL),
-    Key("effect", "default NoSchedule", {"enum": list(TAINT_EFFECTS)}),
+    Key("effect", "the shorthand's default NoSchedule; with operator, none is every effect",
+        {"enum": list(TAINT_EFFECTS)}),
+    Key("tolerationSeconds", "with effect NoExecute: how long the taint is tolerated", whole(0, 10**9)),
 ))
+Toleration = tuple[str, str, str, str, int | None]  # key, operator ("" for the shorthand), value, effect, seconds
 
 
-def _tolerations(c: Context, raw: Any, w: str) -> tuple[tuple[str, str, str], ...]:
+def _tolerations(c: Context, raw: Any, w: str) -> tuple[Toleration, ...]:
     v = c.v
     if not isinstance(raw, list):
         v.fail(w, f"must be a list, got {kind_of(raw)}")
@@ -106,9 +112,22 @@ def _tolerations(c: Context, raw: Any, w: str) -> tuple[tuple[str, str, str], ..
     for i, t in enumerate(raw):
         tw = f"{w}[{i}]"
         tm = TOLERATION.read(v, t, tw)
-        v.label_key(str(tm["key"]), f"{tw}.key")
-        effect = v.taint_effect(tm["effect"], f"{tw}.effect") if tm.get("effect") is not None else "NoSchedule"
-        out.append((str(tm["key"]), str(tm.get("value") or ""), effect))
+        op = str(tm.get("operator") or "")
+        if op not in ("", "Exists", "Equal"):
+            v.fail(f"{tw}.operator", f"must be Exists or Equal, got {tm['operator']!r}")
+        key, value = str(tm.get("key") or ""), str(tm.get("value") or "")
+        if key or op != "Exists":
+            if not key:
+                v.fail(f"{tw}.key", "required (only operator: Exists may leave it out, to tolerate every key)")
+            v.label_key(key, f"{tw}.key")
+        if op == "Exists" and value:
+            v.fail(f"{tw}.value", "must be empty with operator Exists")
+        default = "" if op else "NoSchedule"  # Kubernetes' own form: no effect is every effect
+        effect = v.taint_effect(tm["effect"], f"{tw}.effect") if tm.get("effect") is not None else default
+        seconds = tm.get("tolerationSeconds")
+        if seconds is not None and effect != "NoExecute":
+            v.fail(f"{tw}.tolerationSeconds", f"only with effect NoExecute, got {effect or 'every effect'}")
+        out.append((key, op, value, effect, None if seconds is None else v.whole(seconds, f"{tw}.tolerationSeconds")))
     return tuple(out)
 
 
@@ -191,9 +210,9 @@ def _apply_forbidden(b: PodBuilder, keys: tuple[str, ...]) -> PodBuilder:
     return b
 
 
-def _apply_tolerations(b: PodBuilder, tolerations: tuple[tuple[str, str, str], ...]) -> PodBuilder:
-    for key, value, effect in tolerations:
-        b = b.tolerate(key, value, effect)
+def _apply_tolerations(b: PodBuilder, tolerations: tuple[Toleration, ...]) -> PodBuilder:
+    for key, op, value, effect, seconds in tolerations:
+        b = b.tolerate(key, value, effect, operator=op, seconds=seconds)
     return b
 
 

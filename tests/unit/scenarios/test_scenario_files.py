@@ -313,3 +313,33 @@ def test_every_shipped_file_runs_or_skips_under_a_users_packing_profile():
     assert len(files) > 100, files
     skipped = [p.name for p in files if load_scenario(p, mine).unserved]
     assert skipped == [], skipped
+
+
+def tolerations_of(tmp_path: Path, tolerations: str) -> list[dict[str, object]]:
+    text = GOOD.replace("  - createPods: {template: infer, name: infer, count: 2}",
+                        f"  - createPods: {{template: infer, name: infer, count: 2, tolerations: {tolerations}}}")
+    step = load_scenario(write(tmp_path, text)).steps[0].action
+    return step.template.builder("p").obj()["spec"]["tolerations"]
+
+
+def test_kubernetes_own_toleration_form_is_taken_as_kubernetes_means_it(tmp_path):
+    assert tolerations_of(tmp_path, "[{operator: Exists}]") == [{"operator": "Exists"}]
+    assert tolerations_of(tmp_path, "[{key: k, operator: Equal, value: v}]") == [
+        {"key": "k", "operator": "Equal", "value": "v"}]
+    assert tolerations_of(tmp_path, "[{key: k, operator: Exists, effect: NoExecute, tolerationSeconds: 30}]") == [
+        {"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 30}]
+    # The shorthand keeps its meaning: value -> Equal, no effect -> NoSchedule.
+    assert tolerations_of(tmp_path, "[{key: k, value: v}]") == [
+        {"key": "k", "operator": "Equal", "value": "v", "effect": "NoSchedule"}]
+
+
+@pytest.mark.parametrize("tolerations, field, problem", [
+    ("[{value: v}]", "tolerations[0].key", "required"),
+    ("[{operator: Exists, value: v}]", "tolerations[0].value", "must be empty with operator Exists"),
+    ("[{key: k, tolerationSeconds: 5}]", "tolerations[0].tolerationSeconds", "only with effect NoExecute"),
+    ("[{key: k, operator: In}]", "tolerations[0].operator", "Exists"),
+])
+def test_a_bad_toleration_is_one_line_naming_its_field(tmp_path, tolerations, field, problem):
+    with pytest.raises(DefinitionError) as e:
+        tolerations_of(tmp_path, tolerations)
+    assert field in str(e.value) and problem in str(e.value), str(e.value)
