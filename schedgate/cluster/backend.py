@@ -88,3 +88,10 @@ class ExposesApiServer(Protocol):
 class ExportsLogs(Protocol):
     def export_logs(self, dest: Path) -> None:
         """Write the nodes' own logs (kubelet, container runtime) into ``dest``."""
+
+
+@runtime_checkable
+class AuditsRequests(Protocol):
+    def audit_lines(self) -> list[str]:
+        """The API server's audit log so far, one JSON entry a line (pod deletions and evictions, by whom:
+        :mod:`schedgate.cluster.audit`)."""

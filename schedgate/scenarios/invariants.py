@@ -21,7 +21,10 @@ bound than its minimum fails at the deadline (its members bind one by one, so no
 scheduler's "Preempted" events name has a lower priority than its preemptor (the victim's as the API server
 admitted it when the test made it), was bound (its "Scheduled" event) to the node the event says it was
 preempted on, and that node is not one the preemptor's own nodeSelector, required node affinity, taints or
-requests alone exclude (a victim preempted in the scheduler's memory, never bound, is judged by priority). With
+requests alone exclude (a victim preempted in the scheduler's memory, never bound, is judged by priority). Where
+the API server keeps an audit log schedgate reads (:mod:`schedgate.cluster.audit`: local), every pod of the test a
+scheduler's identity deleted or evicted is a victim too: one no "Preempted" event names is a violation (a
+scheduler decides what it reports; the API server records every removal). With
 ``noMissedFit``, it then waits, under the same deadline, until no pod left Unschedulable fits a node in the
 oracle's eyes (a pod with claims, or a gang's member, is not judged so, and is named): sound when nothing
 was tightened after the pods came (a label only added, a taint only removed, nodes only added, pods only
@@ -43,6 +46,8 @@ from typing import Any
 
 from kubernetes import client as k8s
 
+from schedgate.cluster.audit import by_schedulers, removals
+from schedgate.cluster.backend import AuditsRequests
 from schedgate.kube.api import read_json
 from schedgate.kube.poll import PollTimeout, poll_until
 from schedgate.runtime.toolchain import ensure_tool
@@ -195,6 +200,9 @@ class Invariants(DeclaredOutcome):
             if broken:
                 raise AssertionError("invariants broken:\n  " + "\n  ".join(broken))
             missed[:] = [f"{v['rule']}: {v['detail'].replace(mine, '')}" for v in verdict.get("partial") or []]
+            # A Preempted event is sent after the deletion: one not there yet is waited for, to the deadline.
+            missed.extend(f"{v['rule']}: pod {pod(v['pod'])} on {v['node']}: {v['detail']}"
+                          for v in verdict.get("unreported") or [])
             if self.no_missed_fit:
                 missed.extend(f"missed fit: pod {pod(p)} is Unschedulable but fits {', '.join(fits)}"
                               for p, fits in sorted((verdict.get("fits") or {}).items()) if fits and p.startswith(mine))
@@ -220,20 +228,39 @@ class Invariants(DeclaredOutcome):
         claims = read_json(res.list_resource_claim_for_all_namespaces).get("items") or []
         slices = [s for s in read_json(res.list_resource_slice).get("items") or []
                   if (s.get("spec") or {}).get("nodeName") != r.cluster.sync_node]
-        victims, unjudged = preemptions(r, read_json(r.cluster.events_api.list_namespaced_event, r.ns.name)
-                                        .get("items") or [], [p for p in everywhere
-                                                              if p["metadata"]["namespace"] == r.ns.name])
+        events = read_json(r.cluster.events_api.list_namespaced_event, r.ns.name).get("items") or []
+        victims, unjudged = preemptions(r, events, [p for p in everywhere if p["metadata"]["namespace"] == r.ns.name])
+        silent, audited = unreported(r, events)
         verdict = judge(nodes, [p for p in everywhere if (p.get("spec") or {}).get("nodeName") in names
                                 or p["metadata"]["namespace"] == r.ns.name], claims, slices, victims)
         mine = {(p.get("spec") or {}).get("nodeName") for p in everywhere if p["metadata"]["namespace"] == r.ns.name}
         kept = [v for v in verdict.get("violations") or [] if _ours(v, r.ns.name, mine)]
         others = len(verdict.get("violations") or []) - len(kept)
-        verdict["violations"], verdict["preempted"] = kept, len(victims)
+        verdict["violations"], verdict["preempted"], verdict["unreported"] = kept, len(victims), silent
+        verdict["checks"] = [*(verdict.get("checks") or []), audited]
         verdict["skipped"] = [*(verdict.get("skipped") or []), *unjudged, *(
             [f"{others} broken rule(s) of pods the test did not make, or of nodes holding none of its pods: left "
              "out (not this test's placements)"]
             if others else [])]
         return verdict
+
+
+def unreported(r: Run, events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+    """The test's pods a scheduler's identity deleted or evicted (the API server's audit log) that no "Preempted"
+    event names, as violations: a preemption names its preemptor, and a scheduler that removes a pod without
+    saying why is judged by what the API server recorded. And the figure's line of what was read."""
+    if not r.cluster.can(AuditsRequests):
+        return [], "preemption: victims read from the schedulers' events only (no audit log of the API server here)"
+    audit = r.cluster.capability(AuditsRequests, "read its API server's audit log")  # type: ignore[type-abstract]
+    removed = by_schedulers(removals(audit.audit_lines(), r.ns.name))
+    named = {f"{r.ns.name}/{(e.get('regarding') or {}).get('name')}" for e in events if e.get("reason") == "Preempted"}
+    bound = {f"{r.ns.name}/{e['regarding']['name']}": m.group(1) for e in events if e.get("reason") == "Scheduled"
+             and (e.get("regarding") or {}).get("name") and (m := _ASSIGNED.match(e.get("note") or ""))}
+    seen = {f"{r.ns.name}/{name}": p.node_name for name, p in r.pods.items()}  # as the test last saw it bound
+    silent = [{"rule": "preemption", "pod": x.pod, "node": bound.get(x.pod) or seen.get(x.pod) or "its node",
+               "detail": f"{x.how} by {x.user} (the API server's audit log), and no Preempted event names it: "
+                         "a preemption's victim names its preemptor"} for x in removed if x.pod not in named]
+    return silent, f"preemption: {len(removed)} pod(s) removed by a scheduler (the API server's audit log)"
 
 
 def _ours(v: dict[str, Any], ns: str, nodes: set[str | None]) -> bool:

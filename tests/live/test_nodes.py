@@ -72,21 +72,21 @@ def test_a_pod_change_after_a_node_edit_waits_until_every_scheduler_has_seen_the
     or annotated after an edit goes only once each scheduler has confirmed the edit (one cache barrier),
     and only then; inside stale_ok() the test races the caches on purpose."""
     node = cluster.pool("gpu-net")[0]
-    barriers = cluster._barrier.count
+    barriers = cluster.barrier.count
     first = gpu_pod("no-edit-before").create(ns)
-    assert cluster._barrier.count == barriers, "no edit was made: nothing to wait for"
+    assert cluster.barrier.count == barriers, "no edit was made: nothing to wait for"
     cluster.label(node, "example.com/edited", "yes")
     second = gpu_pod("after-an-edit").create(ns)
-    assert cluster._barrier.count == barriers + 1
+    assert cluster.barrier.count == barriers + 1
     first.delete()
     second.annotate("example.com/x", "y")
-    assert cluster._barrier.count == barriers + 1, "one barrier covers every edit before it"
+    assert cluster.barrier.count == barriers + 1, "one barrier covers every edit before it"
     cluster.label(node, "example.com/edited", "again")
     with cluster.stale_ok():
         gpu_pod("racing-the-cache").create(ns)
-    assert cluster._barrier.count == barriers + 1
+    assert cluster.barrier.count == barriers + 1
     second.delete()
-    assert cluster._barrier.count == barriers + 2, "the edit made inside stale_ok() is still waited for later"
+    assert cluster.barrier.count == barriers + 2, "the edit made inside stale_ok() is still waited for later"
 
 
 def test_conditions_a_test_sets_are_put_back_by_the_reset(cluster, ns):

@@ -14,3 +14,9 @@ var Mutant = mutant.Define("kube-scheduler", "preempts-equal-priority",
 // verdict, then panics. A harness that reads the verdict and not the process's exit passes it.
 var CrashAfterUnschedulable = mutant.Define("kube-scheduler", "crash-after-unschedulable",
 	"the process panics right after writing a GPU pod's Unschedulable status")
+
+// SilentPreemption is a PostFilter that, where upstream's finds no candidate, deletes a pod of lower priority
+// from a node its preemptor cannot use (one every filter's verdict rules out for good), with no "Preempted"
+// event and no DisruptionTarget condition: a victim only the API server's record shows.
+var SilentPreemption = mutant.Define("kube-scheduler", "silent-preemption",
+	"where preemption finds no candidate, a lower-priority pod is deleted from a node the preemptor cannot use, unreported")

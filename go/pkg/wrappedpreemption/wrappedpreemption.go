@@ -66,7 +66,32 @@ func (p *plugin) PostFilter(ctx context.Context, state fwk.CycleState, pod *v1.P
 	if CrashAfterUnschedulable.On() && !status.IsSuccess() && asksForGPUs(pod) {
 		go p.crashOnceUnschedulable(pod.Namespace, pod.Name)
 	}
+	if SilentPreemption.On() && !status.IsSuccess() {
+		p.deleteUnreported(ctx, pod, m)
+	}
 	return result, status
+}
+
+// deleteUnreported is the silent-preemption mutant's removal: the first pod of lower priority than pod on a
+// node its filters ruled out for good, deleted with no event and no condition.
+func (p *plugin) deleteUnreported(ctx context.Context, pod *v1.Pod, m fwk.NodeToStatusReader) {
+	nodes, err := p.handle.SnapshotSharedLister().NodeInfos().List()
+	if err != nil {
+		return
+	}
+	for _, n := range nodes {
+		if n.Node() == nil || m.Get(n.Node().Name).Code() != fwk.UnschedulableAndUnresolvable {
+			continue
+		}
+		for _, pi := range n.GetPods() {
+			victim := pi.GetPod()
+			if corev1helpers.PodPriority(victim) >= corev1helpers.PodPriority(pod) {
+				continue
+			}
+			_ = p.handle.ClientSet().CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{})
+			return
+		}
+	}
 }
 
 // asksForGPUs: the pods the crash follows (a GPU pod's path is where the defect is).

@@ -22,6 +22,7 @@ from pathlib import Path
 import yaml
 from kubernetes import client as k8s
 
+from schedgate.cluster.audit import audit_flags
 from schedgate.errors import ComponentError
 from schedgate.kube.api import new_client
 from schedgate.runtime.blackbox import BlackBoxProcess
@@ -153,7 +154,7 @@ class LocalControlPlane:
             # A namespace's pods (and a test's delete-all) go in parallel, not one by one: 300 pods took
             # 1.6-2.6 s with the default single worker.
             "--delete-collection-workers=4",
-            *self.gates.feature_gates_flag(), *self.gates.runtime_config_flag(),
+            *self.gates.feature_gates_flag(), *self.gates.runtime_config_flag(), *audit_flags(self.run.path),
         ])
         self.procs["kube-apiserver"] = api
         etcd_ctx = tls_context(pki / "ca.crt", pki / f"{ETCD_CLIENT}.crt", pki / f"{ETCD_CLIENT}.key")

@@ -16,6 +16,7 @@ from pathlib import Path
 from kubernetes import client as k8s
 
 from schedgate.cluster import SYNC_NODE, SYSTEM_NAMESPACE, ApiOnlyNodes, Cluster
+from schedgate.cluster.audit import AUDIT_LOG
 from schedgate.cluster.guard import install_sync_guard
 from schedgate.errors import ComponentError, SchedgateError
 from schedgate.kube.api import import_api_classes_meanwhile
@@ -84,6 +85,10 @@ class LocalBackend:
 
     def restart_apiserver(self) -> float:
         return self.cp.restart_api()
+
+    def audit_lines(self) -> list[str]:
+        path = self.cp.run.path / AUDIT_LOG
+        return path.read_text(errors="replace").splitlines() if path.exists() else []
 
     @property
     def api_endpoint(self) -> tuple[str, int]:

@@ -1,0 +1,84 @@
+"""The API server's own record of who removed which pod: its audit log, as a cluster schedgate made writes it.
+
+A scheduler decides what evidence of a preemption it leaves (the victim's "Preempted" event, its
+DisruptionTarget condition); the API server records every deletion and eviction whatever the scheduler
+says. The policy (:data:`POLICY`) keeps only those, at the Metadata level (who, what, when; no bodies), so
+the log stays small however many pods a run makes. :func:`removals` reads them back for a namespace, and
+:func:`by_schedulers` keeps those a scheduler's identity made: each such pod is a preemption's victim,
+which the invariants judge (:mod:`schedgate.scenarios.invariants`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+AUDIT_LOG = "audit.log"
+POLICY: dict[str, Any] = {
+    "apiVersion": "audit.k8s.io/v1", "kind": "Policy",
+    "omitStages": ["RequestReceived", "ResponseStarted", "Panic"],
+    "rules": [
+        {"level": "Metadata", "verbs": ["delete", "deletecollection"],
+         "resources": [{"group": "", "resources": ["pods"]}]},
+        {"level": "Metadata", "verbs": ["create"], "resources": [{"group": "", "resources": ["pods/eviction"]}]},
+        {"level": "None"},
+    ],
+}
+# The identities a cluster schedgate made gives its schedulers: the default scheduler's, and each started one's
+# (schedgate:scheduler:<lease>).
+SCHEDULER_USERS = ("system:kube-scheduler",)
+SCHEDULER_USER_PREFIX = "schedgate:scheduler:"
+
+
+def audit_flags(folder: Path) -> list[str]:
+    """kube-apiserver's flags to write the audit log into ``folder`` (the policy written there too). Blocking:
+    an entry is written before the request's answer, so a deletion the harness has seen is in the log."""
+    policy = folder / "audit-policy.yaml"
+    policy.write_text(yaml.safe_dump(POLICY, sort_keys=False))
+    return [f"--audit-policy-file={policy}", f"--audit-log-path={folder / AUDIT_LOG}", "--audit-log-format=json",
+            "--audit-log-mode=blocking", "--audit-log-maxbackup=0"]
+
+
+@dataclass(frozen=True)
+class Removal:
+    """A pod the API server deleted or evicted at someone's request."""
+
+    pod: str  # namespace/name
+    how: str  # "deleted" or "evicted"
+    user: str
+    at: str  # the API server's time of the answer (RFC 3339)
+
+
+def removals(lines: Iterable[str], namespace: str) -> list[Removal]:
+    """Every pod of ``namespace`` the log says was deleted or evicted, with a success answer, in order."""
+    out: list[Removal] = []
+    for line in lines:
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue  # a line cut short where the log is read while written
+        ref, status = e.get("objectRef") or {}, e.get("responseStatus") or {}
+        if e.get("stage") != "ResponseComplete" or ref.get("resource") != "pods" \
+                or ref.get("namespace") != namespace or not ref.get("name") or int(status.get("code") or 0) >= 300:
+            continue
+        sub = ref.get("subresource") or ""
+        how = "deleted" if e.get("verb") == "delete" and not sub else \
+            "evicted" if e.get("verb") == "create" and sub == "eviction" else ""
+        if how:
+            out.append(Removal(f"{namespace}/{ref['name']}", how, str((e.get("user") or {}).get("username") or ""),
+                               str(e.get("stageTimestamp") or "")))
+    return out
+
+
+def is_scheduler(user: str) -> bool:
+    return user in SCHEDULER_USERS or user.startswith(SCHEDULER_USER_PREFIX)
+
+
+def by_schedulers(found: Iterable[Removal]) -> list[Removal]:
+    """The removals a scheduler's identity made: preemptions, whatever the scheduler reported of them."""
+    return [r for r in found if is_scheduler(r.user)]

@@ -1,0 +1,47 @@
+"""The API server's audit log read back: who deleted or evicted which pod of a namespace."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from schedgate.cluster.audit import POLICY, audit_flags, by_schedulers, removals
+
+
+def entry(verb: str, name: str, user: str, *, ns: str = "t", sub: str = "", code: int = 200,
+          stage: str = "ResponseComplete") -> str:
+    ref = {"resource": "pods", "namespace": ns, "name": name, **({"subresource": sub} if sub else {})}
+    return json.dumps({"kind": "Event", "stage": stage, "verb": verb, "objectRef": ref, "user": {"username": user},
+                       "responseStatus": {"code": code}, "stageTimestamp": "2026-12-06T10:00:00.000000Z"})
+
+
+LOG = [
+    entry("delete", "victim", "schedgate:scheduler:gpu-packing-scheduler"),
+    entry("create", "evicted", "system:kube-scheduler", sub="eviction", code=201),
+    entry("delete", "cleanup", "admin"),                                          # the harness's own delete
+    entry("delete", "other-ns", "system:kube-scheduler", ns="elsewhere"),
+    entry("delete", "refused", "system:kube-scheduler", code=403),               # not removed
+    entry("delete", "early", "system:kube-scheduler", stage="RequestReceived"),  # not answered yet
+    entry("patch", "status", "system:kube-scheduler", sub="status"),
+    '{"kind": "Event", "stage": "ResponseComp',                                   # a line still being written
+]
+
+
+def test_removals_are_the_namespaces_answered_deletions_and_evictions():
+    found = removals(LOG, "t")
+    assert [(r.pod, r.how, r.user) for r in found] == [
+        ("t/victim", "deleted", "schedgate:scheduler:gpu-packing-scheduler"),
+        ("t/evicted", "evicted", "system:kube-scheduler"),
+        ("t/cleanup", "deleted", "admin")]
+
+
+def test_only_a_schedulers_identity_makes_a_victim():
+    assert [r.pod for r in by_schedulers(removals(LOG, "t"))] == ["t/victim", "t/evicted"]
+
+
+def test_the_flags_write_the_policy_beside_the_log(tmp_path):
+    flags = audit_flags(tmp_path)
+    assert f"--audit-log-path={tmp_path / 'audit.log'}" in flags and "--audit-log-mode=blocking" in flags
+    assert yaml.safe_load((tmp_path / "audit-policy.yaml").read_text()) == POLICY
+    assert POLICY["rules"][-1] == {"level": "None"}, "everything else unlogged: the log stays small"
