@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -275,8 +276,10 @@ def test_a_scheduler_already_running_in_the_cluster_is_tested_as_it_runs(target,
     kc = str(target.kubeconfig)
     _refused(_up(tmp_path, "--kubeconfig", kc, "--scheduler-running"), tmp_path,
              "--scheduler-running: no scheduler holds lease kube-system/gpu-packing-scheduler", progress=True)
-    # The user's own deployment of the profile: here a scheduler process of the local cluster.
-    theirs = target.start_scheduler(load_scheduler_config(shipped("clusters/profiles/gpu-packing-scheduler.yaml")))
+    # The user's own deployment of the profile: here a scheduler process of the local cluster, electing a leader
+    # as a deployed kube-scheduler does by default.
+    profile = load_scheduler_config(shipped("clusters/profiles/gpu-packing-scheduler.yaml"))
+    theirs = target.start_scheduler(replace(profile, doc={**profile.doc, "leaderElection": {"leaderElect": True}}))
     try:
         target.wait_lease_taken("gpu-packing-scheduler", not_by=None)  # theirs leads before "before" is taken
         before = snapshot(target.api)

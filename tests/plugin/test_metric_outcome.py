@@ -4,7 +4,7 @@ start (an earlier test's scheduling error is not this scenario's), a gauge is re
 from __future__ import annotations
 
 from schedgate.objects.metrics import parse_metrics
-from schedgate.scenarios.outcomes import Metric
+from schedgate.scenarios.metric_outcomes import Metric
 
 SCRAPE = """# HELP scheduler_schedule_attempts_total Number of attempts to schedule pods.
 # TYPE scheduler_schedule_attempts_total counter
