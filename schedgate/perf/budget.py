@@ -27,12 +27,11 @@ from dataclasses import dataclass, field
 from schedgate.objects.metrics import MetricsSnapshot
 from schedgate.perf.histogram import EXTENSION_POINTS, PLUGINS, Quantile, label_values, merged, quantile
 from schedgate.perf.measure import BASELINE, UNDER_TEST, Comparison
-from schedgate.perf.stats import PairedCpu, percentile
+from schedgate.perf.stats import MIN_PAIRED_ROUNDS, PairedCpu, percentile
 
 ALL_POINTS = "*"
 QUANTILES = {"p50": 0.5, "p99": 0.99}
 NEGLIGIBLE = 0.1  # an extension point's growth below this share of the baseline's create->bound p50 is noise
-MIN_PAIRED_ROUNDS = 3
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,9 @@ T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2
         2.045, 2.042)
 
 
+MIN_PAIRED_ROUNDS = 3  # fewer paired rounds cannot decide a CPU-per-pod budget
+
+
 @dataclass(frozen=True)
 class PairedRound:
     """One round of both sides at once: each scheduler's CPU seconds over it, for ``pods`` pods each."""
@@ -65,3 +68,11 @@ def median(xs: Sequence[float]) -> float:
 def percentile(xs: Sequence[float], q: float) -> float:
     s = sorted(xs)
     return s[min(len(s) - 1, int(round(q * (len(s) - 1))))] if s else 0.0
+
+
+def straddles(rounds: Sequence[PairedRound], limit: float | None, least: int = MIN_PAIRED_ROUNDS) -> bool:
+    """Whether paired rounds leave a CPU-per-pod budget of ``limit`` undecided: at least ``least`` rounds, the
+    ratio within it, its 95 % interval reaching over it (more rounds narrow the interval)."""
+    pc = PairedCpu.of(rounds) if limit is not None else None
+    return pc is not None and limit is not None and pc.rounds >= least and pc.ratio <= limit < pc.high
+

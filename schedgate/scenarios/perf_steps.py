@@ -139,6 +139,16 @@ class MeasurePerformance(Declared):
         assert self.config is not None  # the rule
         return r.role_config(self.config) if isinstance(self.config, str) else self.config
 
+    def _cpu_budget(self, r: Run) -> float | None:
+        """The cpuPerPod budget of the first ``performance`` outcome after this step: the one its rounds decide."""
+        steps = list(r.scenario.steps)
+        here = next((i for i, s in enumerate(steps) if s.action is self), len(steps))
+        for s in steps[here + 1:]:
+            budget = getattr(getattr(s.action, "outcome", None), "budget", None)
+            if isinstance(budget, Budget):
+                return budget.cpu_per_pod
+        return None
+
     def run(self, r: Run) -> None:
         mine = self._under_test(r)
         if r.baseline is None:
@@ -148,7 +158,8 @@ class MeasurePerformance(Declared):
         baseline = Side(BASELINE, base_cfg.renamed("-baseline"), base_bin)
         workload = Workload(nodes=self.nodes.count, node=self.nodes.node, pod=self.pods.builder, backlog=self.backlog,
                             one_at_a_time=self.one_at_a_time, rounds=self.rounds, timeout=self.timeout,
-                            paired_rounds=self.paired_rounds, paired_pods=self.paired_pods)
+                            paired_rounds=self.paired_rounds, paired_pods=self.paired_pods,
+                            cpu_budget=self._cpu_budget(r))
         r.performance = compare(r.cluster, under_test, baseline, workload)
         f = figures(r.performance)
         for name, mine_, theirs, ratio in f.rows()[:5 if f.paired else 4]:

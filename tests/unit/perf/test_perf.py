@@ -300,3 +300,14 @@ def test_a_bad_performance_field_is_one_line_naming_it(tmp_path, old, new, probl
     with pytest.raises(DefinitionError) as e:
         load_scenario(p)
     assert problem in str(e.value) and "\n" not in str(e.value)
+
+
+def test_rounds_are_added_only_while_the_cpu_interval_straddles_the_budget():
+    """A shared machine's noise leaves the interval reaching over the budget: more rounds, not a verdict."""
+    from schedgate.perf.stats import straddles
+    noisy = paired([1.0, 0.9, 1.12, 1.02, 0.93, 1.08])
+    assert straddles(noisy, 1.05)                       # ratio within, interval over: undecided
+    assert not straddles(noisy, 2.0)                    # decided within
+    assert not straddles(paired([1.5, 1.6, 1.55]), 1.12)  # decided over: a verdict, no more rounds
+    assert not straddles(noisy[:2], 1.12)               # too few rounds to ask
+    assert not straddles(noisy, None)                   # no budget to decide
