@@ -29,6 +29,7 @@ from typing import Any
 import yaml
 from kubernetes import client as k8s
 
+from schedgate.cluster.sync import MARK_KEY, SYNC_KEY
 from schedgate.errors import SchedgateError
 from schedgate.kube.api import new_client, pages, read_json
 from schedgate.spec.cluster import API_VERSION, HOSTNAME, MAX_NODES
@@ -129,7 +130,7 @@ def snapshot(api: k8s.ApiClient, namespaces: list[str], pods: list[str], schedul
 
 
 def _is_harness_node(node: dict[str, Any]) -> bool:
-    return "schedgate.io/sync" in ((node.get("metadata") or {}).get("labels") or {})
+    return SYNC_KEY in ((node.get("metadata") or {}).get("labels") or {})
 
 
 def _running(p: dict[str, Any]) -> bool:
@@ -146,7 +147,8 @@ def _chosen(p: dict[str, Any], namespaces: list[str], pods: list[str]) -> bool:
 def _node(n: dict[str, Any]) -> dict[str, Any]:
     meta, spec, status = n.get("metadata") or {}, n.get("spec") or {}, n.get("status") or {}
     name = meta["name"]
-    labels = {k: v for k, v in (meta.get("labels") or {}).items() if not (k == HOSTNAME and v == name)}
+    labels = {k: v for k, v in (meta.get("labels") or {}).items()
+              if not (k == HOSTNAME and v == name) and k != MARK_KEY}  # a cache barrier's token is schedgate's
     out: dict[str, Any] = {"name": name}
     if labels:
         out["labels"] = labels

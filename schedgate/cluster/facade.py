@@ -62,7 +62,9 @@ class Cluster:
         self.core: Any = k8s.CoreV1Api(self.api)
         self.events_api: Any = k8s.EventsV1Api(self.api)
         self.nodes = Nodes(self.core, self.definition, self.backend.nodes, devices=Devices.of(self.api, self.backend))
-        self.barrier = SyncBarrier(self.core, self.sync_node, self.nodes.devices)
+        self.barrier = SyncBarrier(self.core, self.sync_node, self.nodes.devices,
+                                   own=lambda: [*self.node_names, *self.nodes.added],
+                                   before=self.backend.nodes.before_edit)
         self._system_ns: Namespace | None = None
         self._stale_ok = False
 
@@ -117,12 +119,9 @@ class Cluster:
         return [n.name for n in self.definition.nodes()]
 
     def node_count(self) -> int:
-        """Nodes the scheduler sees: the definition's, the sync node and any the provider adds.
-
-        The sync node and a provider's own nodes are cordoned: in "0/N nodes are
-        available" they count as "node(s) were unschedulable", never as taints or affinity.
-        """
-        return len(self.node_names) + len(self.nodes.added) + 1 + len(self.extra_nodes)
+        """Nodes the scheduler sees: the definition's, any a test added, any the provider adds, and the sync
+        node while a black box runs (cordoned, as a provider's own are: "node(s) were unschedulable")."""
+        return len(self.node_names) + len(self.nodes.added) + int(self.barrier.made) + len(self.extra_nodes)
 
     # -- schedulers --------------------------------------------------------
     def start_scheduler(self, config: SchedulerConfig, binary: Path | None = None, *,

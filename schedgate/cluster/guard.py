@@ -1,11 +1,12 @@
-"""The sync node's last line of defence: an admission policy that refuses to bind a scenario's pod there.
+"""The cache barrier's admission policy: its probes are never bound to a node of the run, and no other pod to
+the sync node.
 
-The sync node has no room (allocatable ``pods`` 0), so a profile with NodeResourcesFit never chooses it. A
-profile without that plugin might; and a scheduler that binds there changes the verdict of the test it
-runs in. In a cluster schedgate made, a ValidatingAdmissionPolicy on bindings (``pods/binding``) refuses any binding
-to the sync node of a pod outside schedgate's own namespace, in the API server itself: whatever the
-scheduler decides, no such pod is ever bound there (the scheduler sees its bind refused, with this
-policy's message, and tries again).
+A kube-scheduler's probe asks for a resource no node has, so a profile with NodeResourcesFit never binds it;
+where the cluster has devices, the probe fits its marker once its scheduler has seen the newest devices, and
+the bind is what it comes to. A ValidatingAdmissionPolicy on bindings (``pods/binding``) refuses, in the API
+server itself, any bind of a probe (a pod ``sync-*`` of schedgate's namespace) but to the sync node, and any
+bind to the sync node (a black box's, made only where one runs) of a pod outside that namespace: the
+scheduler sees its bind refused with this policy's name, which is the barrier's signal where it binds.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from schedgate.errors import ComponentError
 from schedgate.kube.poll import poll_until
 
 POLICY = "schedgate-sync-node"
+MERGE = "application/merge-patch+json"
+PROBES = "sync-"  # the names of the barrier's probes begin so
 
 
 def guard_sync_node(api: Any, node: str, namespace: str) -> None:
@@ -53,9 +56,10 @@ def install_sync_guard(api: Any, node: str, namespace: str) -> None:
                 "apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
                 "resources": ["pods/binding", "bindings"]}]},  # a scheduler's bind, and the older bindings API
             "validations": [{
-                "expression": f"object.target.name != '{node}' || request.namespace == '{namespace}'",
-                "message": f"{node} is schedgate's own node (its cache barrier's): only schedgate's probes, in "
-                           f"namespace {namespace}, may be bound there"}],
+                "expression": f"object.target.name == '{node}' ? request.namespace == '{namespace}' : "
+                              f"!(request.namespace == '{namespace}' && request.name.startsWith('{PROBES}'))",
+                "message": f"schedgate's cache-barrier probes (pods {PROBES}* of namespace {namespace}) are never "
+                           f"bound but to {node}, schedgate's own node, and no other pod is"}],
         },
     }
     binding = {
@@ -63,10 +67,13 @@ def install_sync_guard(api: Any, node: str, namespace: str) -> None:
         "metadata": {"name": POLICY},
         "spec": {"policyName": POLICY, "validationActions": ["Deny"]},
     }
-    for create, body in ((admission.create_validating_admission_policy, policy),
-                         (admission.create_validating_admission_policy_binding, binding)):
+    for create, replace, body in (
+            (admission.create_validating_admission_policy, admission.patch_validating_admission_policy, policy),
+            (admission.create_validating_admission_policy_binding, admission.patch_validating_admission_policy_binding,
+             binding)):
         try:
             create(body)
         except ApiException as e:
-            if e.status != 409:  # already there: a cluster reused across runs
+            if e.status != 409:
                 raise
+            replace(POLICY, body, _content_type=MERGE)  # a cluster reused across runs: the policy as written here

@@ -1,45 +1,45 @@
 """The black-box cache barrier: wait until every scheduler has seen every change made so far.
 
 A node watch delivers events in order, and so does a pod watch. The last
-write goes to the sync node (a label with a fresh token); a probe pod per
-scheduler, created after it, requires that token. Once each scheduler has
-judged its probe against the token, it has processed all earlier node and pod
-events.
+write goes to one of the run's own nodes, the marker (a label,
+``schedgate.io/barrier``, with a fresh token); a probe pod per scheduler,
+created after it, requires that token. Once each scheduler has judged its
+probe against the token, it has processed all earlier node and pod events.
 
-The barrier must not change what it measures. The sync node is cordoned and
-its allocatable ``pods`` is 0: no pod fits it, whatever it tolerates (a pod
-tolerating every taint, as every DaemonSet pod does, was placed there when it
-had room). It has no ``kubernetes.io/hostname`` label: PodTopologySpread counts
-every node that has a constraint's key, cordoned or not, and a sync node with
-one was a domain holding no pod, which made a hard spread by host refuse pods
-that fit. A kube-scheduler's probe is never bound: it asks for
-``schedgate.io/sync``, which no node but the sync node has, and once its
-scheduler has seen the token the only node that passes its node affinity is
-the sync node, where it fails as "Too many pods". That reason in the probe's
-``PodScheduled`` condition is the signal. A probe that is never bound is never
-an assigned pod whose deletion frees room, so it requeues no other pod: a
-pod's scheduling attempts are the same with a barrier as without (a bound
-probe's deletion made NodeResourcesFit retry every pod it had rejected). A
-profile without NodeAffinity cannot steer the probe by the token: its probe
-still lands nowhere, and the signal then says only that the scheduler has seen
-every pod event.
+The barrier must not change what it measures, and it has no node of its own:
+a DaemonSet whose pods tolerate every taint (every node agent, CNI and log
+shipper) gets a pod for every Node, cordoned, full or not, so a harness node
+was a pod more than the cluster defines, Pending for ever; it also counted in
+every "0/N nodes are available" and as a topology domain. A kube-scheduler's
+probe asks for ``schedgate.io/sync``, which no node has, and once its
+scheduler has seen the token the marker is the only node that passes its
+node affinity, where it fails as "Insufficient schedgate.io/sync". That
+reason in the probe's ``PodScheduled`` condition is the signal. A probe that
+is never bound is never an assigned pod whose deletion frees room, so it
+requeues no other pod, and it preempts nothing (no victim frees a resource
+the node does not have). A profile without NodeAffinity cannot steer the
+probe by the token: the signal then says only that the scheduler has seen
+every pod event. With none of the run's nodes left there is no marker: the
+probe's refusal (every node but others' fails its affinity; "no nodes
+available" where there are none) is the signal.
 
-A black box binds its probe (binding is the only sign of life it gives), and
-so does every probe where the cluster has devices (DynamicResources judges a
-node after NodeResourcesFit, so the signal must be the bind): there the sync
-node has room for the probes while they run, and a bound probe's deletion can
-requeue others.
+No probe is ever bound to a node of the run: an admission policy
+(:mod:`schedgate.cluster.guard`) refuses it, and that refusal is the signal
+where the cluster has devices. ResourceSlices and DeviceClasses come on
+watches of their own, so the barrier republishes the sync slice (one device
+per scheduler, named anew each time, available on every node) and the sync
+DeviceClass, whose selector holds the token, after every other device change;
+each probe asks, by a ResourceClaim, for its device of that class, and asks
+for nothing a node lacks, so DynamicResources (which judges a node after
+NodeResourcesFit) allocates it on the marker only once its scheduler has seen
+the newest slice and class, and so every earlier one; its bind is then
+refused. The marker must have room for one pod more there. The refused bind
+requeues other pods, as a deleted assigned pod does.
 
-ResourceSlices and DeviceClasses come on watches of their own. Where the
-cluster has devices, the barrier also republishes the sync node's slice (one
-device per scheduler, named anew each time) and the sync DeviceClass, whose
-selector holds the token, after every other device change; each probe then
-asks, by a ResourceClaim, for its device of that class. It binds only once its
-scheduler has seen the newest slice and class, and so every earlier one.
-
-In a cluster schedgate made, an admission policy (:mod:`schedgate.cluster.guard`) refuses to bind any
-other pod to the sync node: a profile without NodeResourcesFit, to which the node's missing room means
-nothing, cannot place a scenario's pod there either.
+A black box binds its probe (binding is the only sign of life it gives):
+only where one runs does the barrier make a node of its own, the sync node
+(cordoned, room for the probes only, in a tenant pool of its own), and the
+policy lets schedgate's probes be bound there and nothing else.
 """
 
 from __future__ import annotations
@@ -48,15 +48,16 @@ import re
 import time
 import uuid
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import kubernetes.client as k8s
+from kubernetes.client.exceptions import ApiException
 
 from schedgate.cluster.devices import MANAGED, Devices
-from schedgate.cluster.guard import guard_sync_node
+from schedgate.cluster.guard import POLICY, guard_sync_node
 from schedgate.cluster.nodes import MERGE, ready_condition
-from schedgate.errors import ComponentError
+from schedgate.errors import ComponentError, NotHere
 from schedgate.kube.api import ignore_not_found, read_json
 from schedgate.kube.watch import MATCH, Check, FnMatcher, WaitTimeout, WrongOutcome, fail, pending, wait_for
 from schedgate.objects.builders import make_pod
@@ -68,14 +69,17 @@ from schedgate.spec.cluster import HOSTNAME
 
 SYNC_NODE = "schedgate-sync"
 CORDON_TAINT = "node.kubernetes.io/unschedulable"  # what a node lifecycle controller taints a cordoned node with
-SYNC_KEY = "schedgate.io/sync"
+SYNC_KEY = "schedgate.io/sync"  # the sync node's own label (a DaemonSet of schedgate's keeps off it)
+MARK_KEY = "schedgate.io/barrier"  # the token, on the marker
 # The sync node is a tenant pool of its own and the probes its tenant, so a scheduler that keeps tenants
 # to their pools (TenantFilter, tenant-id / schedgate.io/tenant-pool) admits them there too.
 SYNC_DRIVER = "sync.schedgate.io"
 SYNC_CLASS = "schedgate-sync"
+SYNC_SLICE = "schedgate-sync"
 SYNC_TENANT = {"pod": ("tenant-id", "schedgate-sync"), "node": ("schedgate.io/tenant-pool", "schedgate-sync")}
-SYNC_RESOURCE = "schedgate.io/sync"  # only the sync node has it: a probe fits no other node, whatever the profile
-IN_SYNC = "Too many pods"  # NodeResourcesFit's reason on the sync node, past the token's node affinity
+SYNC_RESOURCE = "schedgate.io/sync"  # no node has it: a kube-scheduler's probe fits none, whatever the profile
+ENDED = ("Succeeded", "Failed")
+IN_SYNC = "Insufficient " + SYNC_RESOURCE  # NodeResourcesFit's reason on the marker, past the token's affinity
 PROBE_NAME = re.compile(r"^sync-(\d+)-")  # sync-<barrier>-<scheduler>
 ATTEMPTS, PREEMPTIONS = "scheduler_schedule_attempts_total", "scheduler_preemption_attempts_total"
 PREEMPTION_MESSAGE = "preemption: "  # DefaultPreemption's PostFilter message, in the FitError it ran for
@@ -108,13 +112,19 @@ def barrier_counts(proc: Scheduler, namespace: str, after: int) -> list[tuple[st
 
 
 class SyncBarrier:
-    def __init__(self, core: Any, node: str = SYNC_NODE, devices: Devices | None = None) -> None:
+    def __init__(self, core: Any, node: str = SYNC_NODE, devices: Devices | None = None,
+                 own: Callable[[], Iterable[str]] = tuple, before: Callable[[str, str], None] | None = None) -> None:
         self.core = core
-        self.node = node
+        self.node = node  # the sync node's name, made only where a black box runs
         self.count = 0
         self.devices = devices
-        self._guarded = node != SYNC_NODE  # a cluster schedgate did not make gets no cluster-wide policy
-        self._room: bool | None = None  # the sync node's room for probes, as last set (None: not yet)
+        self.own = own  # the run's nodes by name, whether or not they exist now: the marker is one of them
+        self.before = before  # called before the token is written on a node (raises NotHere where it may not be)
+        self.marker: str | None = None
+        self.made = False  # whether the sync node exists (this barrier made it)
+        # A cluster schedgate did not make gets no cluster-wide policy: a probe that fits there is bound.
+        self._policy = node == SYNC_NODE
+        self._guarded = not self._policy
 
     def wait(self, schedulers: Iterable[Scheduler], ns: Namespace, timeout: float = 15.0) -> float:
         """Seconds until each scheduler judged its probe against the newest token; one that does not within
@@ -123,11 +133,18 @@ class SyncBarrier:
         token = uuid.uuid4().hex[:12]
         schedulers = list(schedulers)
         dra = self.devices is not None and self.devices.in_use
-        bound = dra or any(getattr(p, "black_box_scheduler", False) for p in schedulers)
+        black = any(getattr(p, "black_box_scheduler", False) for p in schedulers)
         if not self._guarded:
             guard_sync_node(self.core.api_client, self.node, ns.name)
             self._guarded = True
-        self._ensure_node(token, room=bound)
+        if black:
+            self._ensure_node(token)
+            marker: str | None = self.node
+        else:
+            if self.made or self.count == 0:  # the black box that needed it is gone (or an older run's left it)
+                ignore_not_found(self.core.delete_node, self.node)
+                self.made = False
+            marker = self._mark(token, room=dra)
         self.count += 1
         if dra:
             self._publish_sync_devices(token, len(schedulers))
@@ -136,18 +153,22 @@ class SyncBarrier:
         for i, proc in enumerate(schedulers):
             profile = proc.profiles[0]
             name = f"sync-{self.count}-{proc.name}"[:63].rstrip("-")
-            b = (make_pod(name).scheduler(profile).require_label(SYNC_KEY, token).tolerate_everything()
+            b = (make_pod(name).scheduler(profile).tolerate_everything()
                  .label(*SYNC_TENANT["pod"]).request("cpu", "0").request("memory", "0"))
-            if not getattr(proc, "black_box_scheduler", False):
+            if marker is not None:
+                b = b.require_label(MARK_KEY, token)
+            if marker is None or not (black or dra):
                 b = b.request(SYNC_RESOURCE, "1")
             if dra:
                 claims.append(self._probe_claim(ns, name, i))
                 b = b.manifest({"spec": {"resourceClaims": [{"name": "sync", "resourceClaimName": name}]}})
             probes.append((profile, b.create(ns)))
+        signal = self._judged("bound" if black or (dra and marker and not self._policy) else
+                              "refused" if dra and marker else "any" if marker is None else "insufficient", marker)
         try:
             for (profile, probe), proc in zip(probes, schedulers, strict=True):
                 try:
-                    wait_for(probe, self._judged(bound), timeout=timeout)
+                    wait_for(probe, signal, timeout=timeout)
                 except (WaitTimeout, WrongOutcome) as e:
                     first = str(e).splitlines()[0]
                     if getattr(proc, "black_box_scheduler", False):  # binding the probe is its only sign of life
@@ -163,19 +184,55 @@ class SyncBarrier:
                 ignore_not_found(self._res.delete_namespaced_resource_claim, claim, ns.name)
         return time.monotonic() - started
 
-    def _judged(self, bound: bool) -> FnMatcher:
-        """The probe's signal: bound to the sync node, or (never bound) refused there as too many pods."""
+    def _mark(self, token: str, room: bool) -> str | None:
+        """Write ``token`` on one of the run's nodes (the last marker while it lasts; with ``room``, one that
+        has room for a pod more) and return its name; None where none of them exists (or has room)."""
+        tried = [self.marker] if self.marker else []
+        for name in [*tried, *sorted(set(self.own()) - set(tried))]:
+            if room and not self._has_room(name):
+                continue
+            try:
+                if self.before is not None:
+                    self.before(name, f"set label {MARK_KEY}")
+                self.core.patch_node(name, {"metadata": {"labels": {MARK_KEY: token}}}, _content_type=MERGE)
+            except NotHere:
+                continue
+            except ApiException as e:
+                if e.status != 404:
+                    raise
+                continue
+            self.marker = name
+            return name
+        self.marker = None
+        return None
+
+    def _has_room(self, name: str) -> bool:
+        node = ignore_not_found(read_json, self.core.read_node, name)
+        if node is None:
+            return False
+        pods = read_json(self.core.list_pod_for_all_namespaces, field_selector=f"spec.nodeName={name}")
+        held = [p for p in pods.get("items") or [] if (p.get("status") or {}).get("phase") not in ENDED]
+        return len(held) < int(((node.get("status") or {}).get("allocatable") or {}).get("pods") or 0)
+
+    def _judged(self, signal: str, marker: str | None) -> FnMatcher:
+        """The probe's signal: ``bound`` to the marker (a black box's, on the sync node; or devices' where no
+        policy refuses it), its bind ``refused`` by the policy (devices), refused on the marker as
+        ``insufficient`` (past the token's affinity), or ``any`` refusal (no marker)."""
 
         def check(pod: dict[str, Any]) -> Check:
             node = (pod.get("spec") or {}).get("nodeName")
             if node:
-                return MATCH if node == self.node else fail(f"probe bound to {node!r}, not the sync node")
+                return MATCH if node == marker and signal == "bound" else fail(f"probe bound to {node!r}")
             cond = pod_condition(pod) or {}
-            if not bound and cond.get("status") == "False" and IN_SYNC in (cond.get("message") or ""):
+            message = str(cond.get("message") or "")
+            if cond.get("status") == "False" and (signal == "any" or POLICY in message
+                                                  or (signal == "insufficient" and IN_SYNC in message)):
                 return MATCH
-            return pending(str(cond.get("message") or "not judged yet"))
+            return pending(message or "not judged yet")
 
-        return FnMatcher("bound to the sync node" if bound else f"refused on the sync node ({IN_SYNC})", check)
+        want = {"bound": f"bound to {marker}", "refused": f"its bind refused by {POLICY}",
+                "insufficient": f"refused on the marker ({IN_SYNC})", "any": "judged"}[signal]
+        return FnMatcher(want, check)
 
     @property
     def _res(self) -> Any:
@@ -185,15 +242,16 @@ class SyncBarrier:
         return f"s{self.count}-{i}"
 
     def _publish_sync_devices(self, token: str, count: int) -> None:
-        """The sync node's slice with a device per scheduler, then the class that selects by ``token``."""
+        """The sync slice with a device per scheduler (on every node: the probe's affinity picks the marker),
+        then the class that selects by ``token``."""
         res = self._res
-        name = f"{self.node}-{SYNC_DRIVER}"
+        name = SYNC_SLICE
         cur = ignore_not_found(read_json, res.read_resource_slice, name)
         body: dict[str, Any] = {
             "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
             "metadata": {"name": name, "labels": dict(MANAGED)},
-            "spec": {"driver": SYNC_DRIVER, "nodeName": self.node,
-                     "pool": {"name": self.node, "resourceSliceCount": 1,
+            "spec": {"driver": SYNC_DRIVER, "allNodes": True,
+                     "pool": {"name": SYNC_SLICE, "resourceSliceCount": 1,
                               "generation": 1 + (cur["spec"]["pool"]["generation"] if cur else 0)},
                      "devices": [{"name": self._device(i),
                                   "attributes": {"token": {"string": token}, "slot": {"int": i}}}
@@ -224,25 +282,24 @@ class SyncBarrier:
                 "selectors": [{"cel": {"expression": f'device.attributes["{SYNC_DRIVER}"].slot == {i}'}}]}}]}}})
         return name
 
-    def _ensure_node(self, token: str, room: bool) -> None:
-        """The sync node, labelled with ``token``; with ``room`` for probes to bind, else none (pods 0)."""
-        labels = {SYNC_KEY: token, SYNC_TENANT["node"][0]: SYNC_TENANT["node"][1]}
+    def _ensure_node(self, token: str) -> None:
+        """The sync node, with room for probes to bind and the token on it."""
+        labels = {SYNC_KEY: "true", MARK_KEY: token, SYNC_TENANT["node"][0]: SYNC_TENANT["node"][1]}
         have = ignore_not_found(read_json, self.core.read_node, self.node)
         if have is None:
             self.core.create_node({"apiVersion": "v1", "kind": "Node",
                                    "metadata": {"name": self.node, "labels": labels}, "spec": {"unschedulable": True}})
-            self._room = None
-        if self._room != room:  # an allocatable change requeues pods: only when the kind of barrier changes
-            space = {"cpu": "1", "memory": "1Gi", "pods": "16" if room else "0", SYNC_RESOURCE: "1000"}
+        if not self.made:
+            space = {"cpu": "1", "memory": "1Gi", "pods": "16"}
             self.core.patch_node_status(self.node, {"status": {
                 "capacity": space, "allocatable": space,
                 "conditions": [ready_condition("schedgate's scheduler-sync node")]}}, _content_type=MERGE)
-            self._room = room
+            self.made = True
         # Cordoned, and cleared of the taints new nodes get: only sync probes are judged here. The taint a node
         # lifecycle controller gives a cordoned node stays: taken off, it comes back, and each time the
         # schedulers hear a taint change, which requeues every pod a taint or a cordon kept out (kind).
-        # No kubernetes.io/hostname (taken off a node an older schedgate made): a topology spread constraint on it
-        # counts every node with the key, cordoned or not, and the sync node would be a domain holding no pod.
+        # No kubernetes.io/hostname: a topology spread constraint on it counts every node with the key, cordoned
+        # or not, and the sync node would be a domain holding no pod.
         cordon = [t for t in ((have or {}).get("spec") or {}).get("taints") or [] if t.get("key") == CORDON_TAINT]
         spec = {"unschedulable": True, "taints": cordon or None}
         self.core.patch_node(self.node, {"metadata": {"labels": {**labels, HOSTNAME: None}}, "spec": spec},

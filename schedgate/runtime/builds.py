@@ -21,6 +21,7 @@ MUTANT_BUILDS = {
     "kube-scheduler-preempts-equal-priority": ("./cmd/kube-scheduler", "preempts-equal-priority"),
     "kube-scheduler-crash-after-unschedulable": ("./cmd/kube-scheduler", "crash-after-unschedulable"),
     "kube-scheduler-silent-preemption": ("./cmd/kube-scheduler", "silent-preemption"),
+    "kube-scheduler-affinity-ignores-matchfields": ("./cmd/kube-scheduler", "affinity-ignores-matchfields"),
     # The reference independent scheduler (go/cmd/schedgate-pool-scheduler, go/pkg/poolscheduler/mutants.go).
     "schedgate-pool-scheduler-ignores-gpu-capacity": ("./cmd/schedgate-pool-scheduler", "pool-ignores-gpu-capacity"),
     "schedgate-pool-scheduler-bind-unchecked": ("./cmd/schedgate-pool-scheduler", "pool-bind-unchecked"),

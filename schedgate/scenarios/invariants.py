@@ -48,6 +48,7 @@ from kubernetes import client as k8s
 
 from schedgate.cluster.audit import by_schedulers, removals
 from schedgate.cluster.backend import AuditsRequests
+from schedgate.cluster.sync import SYNC_DRIVER
 from schedgate.kube.api import read_json
 from schedgate.kube.poll import PollTimeout, poll_until
 from schedgate.runtime.toolchain import ensure_tool
@@ -227,7 +228,7 @@ class Invariants(DeclaredOutcome):
         res = k8s.ResourceV1Api(r.cluster.api)
         claims = read_json(res.list_resource_claim_for_all_namespaces).get("items") or []
         slices = [s for s in read_json(res.list_resource_slice).get("items") or []
-                  if (s.get("spec") or {}).get("nodeName") != r.cluster.sync_node]
+                  if (s.get("spec") or {}).get("driver") != SYNC_DRIVER]
         events = read_json(r.cluster.events_api.list_namespaced_event, r.ns.name).get("items") or []
         victims, unjudged = preemptions(r, events, [p for p in everywhere if p["metadata"]["namespace"] == r.ns.name])
         silent, audited = unreported(r, events)

@@ -7,9 +7,13 @@ from schedgate.workloads.gpu import gpu_pod
 
 
 def node_state(cluster, name):
+    """What the definition and a test's edits make of a node (the cache barrier's token left out: it is on
+    whichever node the last barrier chose)."""
+    from schedgate.cluster.sync import MARK_KEY
+
     n = cluster.core.read_node(name)
     taints = sorted((t.key, t.value or "", t.effect) for t in (n.spec.taints or []))
-    return (dict(n.metadata.labels or {}), dict(n.metadata.annotations or {}), taints,
+    return ({k: v for k, v in (n.metadata.labels or {}).items() if k != MARK_KEY}, dict(n.metadata.annotations or {}), taints,
             dict(n.status.allocatable or {}), bool(n.spec.unschedulable))
 
 
@@ -106,30 +110,38 @@ def test_conditions_a_test_sets_are_put_back_by_the_reset(cluster, ns):
     cluster.sync_schedulers()
 
 
-def test_no_pod_outside_schedgates_namespace_can_be_bound_to_the_sync_node(cluster, ns):
-    """The admission guard (schedgate.cluster.guard): a scheduler that chose the sync node (a profile without
-    NodeResourcesFit could) has its bind refused by the API server; schedgate's own probes are not."""
+def test_no_probe_is_bound_to_a_node_of_the_run_and_no_other_pod_to_the_sync_node(cluster, ns):
+    """The admission guard (schedgate.cluster.guard): a barrier's probe (a pod sync-* of schedgate's namespace)
+    is refused on the run's nodes, its refusal the barrier's signal where devices make it fit; a test's pod is
+    refused on the sync node (a black box's); schedgate's own pods are bound where they are sent."""
     from kubernetes.client.exceptions import ApiException
 
     from schedgate.cluster.sync import SYNC_NODE
     from schedgate.objects.builders import make_pod
 
-    cluster.sync_schedulers()  # the sync node and its guard exist from the first barrier on
-    pod = make_pod("squatter").scheduler("no-such-scheduler").create(ns)
-    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "squatter"},
-               "target": {"apiVersion": "v1", "kind": "Node", "name": SYNC_NODE}}
-    try:
-        cluster.core.create_namespaced_binding(ns.name, binding, _preload_content=False)
-    except ApiException as e:
-        assert e.status == 422 and "schedgate's own node" in (e.body or ""), e.body  # the policy denied it
-    else:
-        raise AssertionError("the API server bound a test's pod to the sync node")
-    assert pod.refresh().node_name is None
+    cluster.sync_schedulers()  # the guard is in force from the first barrier on
+    node = cluster.node_names[0]
+
+    def refused(namespace: str, pod: str, target: str) -> bool:
+        binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": pod},
+                   "target": {"apiVersion": "v1", "kind": "Node", "name": target}}
+        try:
+            cluster.core.create_namespaced_binding(namespace, binding, _preload_content=False)
+        except ApiException as e:
+            assert e.status == 422 and "cache-barrier probes" in (e.body or ""), e.body  # the policy denied it
+            return True
+        return False
+
     system = cluster.system_namespace()
+    squatter = make_pod("squatter").scheduler("no-such-scheduler").create(ns)
+    probe = make_pod("sync-0-probe").scheduler("no-such-scheduler").create(system)
     own = make_pod("guard-probe").scheduler("no-such-scheduler").create(system)
     try:
-        cluster.core.create_namespaced_binding(system.name, {**binding, "metadata": {"name": "guard-probe"}},
-                                               _preload_content=False)
-        assert own.refresh().node_name == SYNC_NODE
+        assert refused(ns.name, "squatter", SYNC_NODE), "the API server bound a test's pod to the sync node"
+        assert refused(system.name, "sync-0-probe", node), "the API server bound a probe to a node of the run"
+        assert squatter.refresh().node_name is None and probe.refresh().node_name is None
+        assert not refused(system.name, "guard-probe", node)
+        assert own.refresh().node_name == node
     finally:
-        cluster.core.delete_namespaced_pod("guard-probe", system.name, grace_period_seconds=0)
+        for name in ("sync-0-probe", "guard-probe"):
+            cluster.core.delete_namespaced_pod(name, system.name, grace_period_seconds=0)

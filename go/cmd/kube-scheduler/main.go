@@ -17,6 +17,7 @@ import (
 	"schedgate/pkg/mutant"
 	"schedgate/pkg/networkslots"
 	"schedgate/pkg/tenantfilter"
+	"schedgate/pkg/wrappedaffinity"
 	"schedgate/pkg/wrappedpreemption"
 )
 
@@ -26,6 +27,7 @@ var plugins = []app.Option{
 	app.WithPlugin(gang.Name, gang.New),
 	app.WithPlugin(networkslots.Name, networkslots.New),
 	app.WithPlugin(tenantfilter.Name, tenantfilter.New),
+	app.WithPlugin(wrappedaffinity.Name, wrappedaffinity.New),
 	app.WithPlugin(wrappedpreemption.Name, wrappedpreemption.New),
 }
 

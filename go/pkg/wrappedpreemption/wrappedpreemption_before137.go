@@ -2,15 +2,7 @@
 
 package wrappedpreemption
 
-import (
-	"context"
-	"fmt"
+import "schedgate/pkg/since137"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	fwk "k8s.io/kube-scheduler/framework"
-)
-
-// New refuses: the plugin is written against 1.37's preemption API (its mutant runs on the pinned version).
-func New(context.Context, runtime.Object, fwk.Handle) (fwk.Plugin, error) {
-	return nil, fmt.Errorf("%s: built only on Kubernetes 1.37 and later", Name)
-}
+// New refuses: the plugin is written against 1.37's framework API (its mutants run on the pinned version).
+var New = since137.Refuse(Name)
