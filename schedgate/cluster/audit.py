@@ -29,19 +29,32 @@ POLICY: dict[str, Any] = {
         {"level": "None"},
     ],
 }
-# The identities a cluster schedgate made gives its schedulers: the default scheduler's, and each started one's
-# (schedgate:scheduler:<lease>).
+# The identities a cluster schedgate made gives its schedulers: the default scheduler's, each started one's on local
+# (schedgate:scheduler:<lease>), and on kind the ServiceAccounts of the one under test (a static pod) and of a black
+# box (schedgate.providers.identity).
 SCHEDULER_USERS = ("system:kube-scheduler",)
-SCHEDULER_USER_PREFIX = "schedgate:scheduler:"
+SCHEDULER_USER_PREFIXES = ("schedgate:scheduler:", "system:serviceaccount:kube-system:schedgate-scheduler-",
+                           "system:serviceaccount:kube-system:sched-")
+READ_LIMIT = 64 << 20  # the log's last 64 MiB: a reused kind cluster's grows across runs
+
+
+def policy_text() -> str:
+    return yaml.safe_dump(POLICY, sort_keys=False)
+
+
+def audit_args(policy: str, log: str) -> list[tuple[str, str]]:
+    """kube-apiserver's flags (name, value) to write the audit log to ``log`` by the policy file ``policy``.
+    Blocking: an entry is written before the request's answer, so a deletion the harness has seen is in the log.
+    Rotated at 100 MB, one old file kept (a reused cluster's log outlives runs; a run reads the newest)."""
+    return [("audit-policy-file", policy), ("audit-log-path", log), ("audit-log-format", "json"),
+            ("audit-log-mode", "blocking"), ("audit-log-maxsize", "100"), ("audit-log-maxbackup", "1")]
 
 
 def audit_flags(folder: Path) -> list[str]:
-    """kube-apiserver's flags to write the audit log into ``folder`` (the policy written there too). Blocking:
-    an entry is written before the request's answer, so a deletion the harness has seen is in the log."""
+    """kube-apiserver's flags to write the audit log into ``folder`` (the policy written there too)."""
     policy = folder / "audit-policy.yaml"
-    policy.write_text(yaml.safe_dump(POLICY, sort_keys=False))
-    return [f"--audit-policy-file={policy}", f"--audit-log-path={folder / AUDIT_LOG}", "--audit-log-format=json",
-            "--audit-log-mode=blocking", "--audit-log-maxbackup=0"]
+    policy.write_text(policy_text())
+    return [f"--{k}={v}" for k, v in audit_args(str(policy), str(folder / AUDIT_LOG))]
 
 
 @dataclass(frozen=True)
@@ -76,7 +89,7 @@ def removals(lines: Iterable[str], namespace: str) -> list[Removal]:
 
 
 def is_scheduler(user: str) -> bool:
-    return user in SCHEDULER_USERS or user.startswith(SCHEDULER_USER_PREFIX)
+    return user in SCHEDULER_USERS or user.startswith(SCHEDULER_USER_PREFIXES)
 
 
 def by_schedulers(found: Iterable[Removal]) -> list[Removal]:

@@ -22,7 +22,7 @@ scheduler's "Preempted" events name has a lower priority than its preemptor (the
 admitted it when the test made it), was bound (its "Scheduled" event) to the node the event says it was
 preempted on, and that node is not one the preemptor's own nodeSelector, required node affinity, taints or
 requests alone exclude (a victim preempted in the scheduler's memory, never bound, is judged by priority). Where
-the API server keeps an audit log schedgate reads (:mod:`schedgate.cluster.audit`: local), every pod of the test a
+the API server keeps an audit log schedgate reads (:mod:`schedgate.cluster.audit`: local, kind), every pod of the test a
 scheduler's identity deleted or evicted is a victim too: one no "Preempted" event names is a violation (a
 scheduler decides what it reports; the API server records every removal). With
 ``noMissedFit``, it then waits, under the same deadline, until no pod left Unschedulable fits a node in the

@@ -8,10 +8,12 @@ from pathlib import Path
 
 from kubernetes import client as k8s
 
+from schedgate.cluster.audit import READ_LIMIT
 from schedgate.cluster.nodes import NodeBackend
 from schedgate.errors import ComponentError
 from schedgate.kube.api import create_or_keep
 from schedgate.providers.identity import cluster_ca, identity_name, token_kubeconfig, token_kubeconfig_text
+from schedgate.providers.kind.config import AUDIT_LOG_PATH
 from schedgate.providers.kind.dra import DriverSlices
 from schedgate.providers.kind.host import Host
 from schedgate.providers.kind.scheduler import (
@@ -65,6 +67,14 @@ class KindBackend:
     @property
     def extra_nodes(self) -> tuple[str, ...]:
         return ()  # kind's control plane registers no Node
+
+    def audit_lines(self) -> list[str]:
+        """The API server's audit log, read in the control-plane container (its last READ_LIMIT bytes; none
+        before the first entry is written)."""
+        done = self.host.run("docker", "exec", self.control_plane, "sh", "-c",
+                             f'test ! -e {AUDIT_LOG_PATH} || tail -c {READ_LIMIT} {AUDIT_LOG_PATH}',
+                             what="kind: read the API server's audit log", timeout=60)
+        return done.stdout.splitlines()
 
     def plane(self) -> ControlPlane:
         return ControlPlane(self.host, self.control_plane, self.api_endpoint[0])

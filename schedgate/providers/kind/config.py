@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from schedgate.cluster.audit import AUDIT_LOG, audit_args
 from schedgate.errors import SchedgateError
 from schedgate.spec.agent import kubelet_nodes
 from schedgate.spec.cluster import ClusterDefinition
@@ -59,12 +60,16 @@ def too_large(definition: ClusterDefinition) -> str | None:
             "or make it smaller")
 
 
+# What schedgate makes of every kind cluster beyond the definition; a cluster made otherwise is made anew.
+CLUSTER_FORMAT = ["audit-log"]
+
+
 def definition_digest(definition: ClusterDefinition, image_id: str) -> str:
     """What a reusable cluster must match: the nodes as defined, and the node image."""
     nodes = [[n.name, sorted(n.labels.items()), [t.to_api() for t in n.taints], sorted(n.capacity.items())]
              for n in definition.nodes()]
     gates = [list(definition.gates.feature_gates), list(definition.gates.runtime_config)]
-    return hashlib.sha256(json.dumps([nodes, image_id, *([gates] if definition.gates else [])],
+    return hashlib.sha256(json.dumps([nodes, image_id, *([gates] if definition.gates else []), *CLUSTER_FORMAT],
                                      sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -93,14 +98,18 @@ def kubelet_may_set(key: str) -> bool:
 
 
 def kind_config(definition: ClusterDefinition, name: str, image: str, *, cgroup_v1: bool,
-                kubeadm_json_patches: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+                kubeadm_json_patches: list[dict[str, Any]] | None = None,
+                audit_policy: Path | None = None) -> dict[str, Any]:
     """The kind cluster configuration for a definition: its control plane, and a worker per node (under the
     node's name) where the definition asks for kubelets; kwok nodes are made in the running cluster.
 
     Labels a kubelet may not set on itself are left out; the cluster sets them through the API
-    (``Cluster.apply_nodes``), as it resets every node to the definition.
+    (``Cluster.apply_nodes``), as it resets every node to the definition. ``audit_policy`` (a file on this
+    machine) is mounted where the API server reads it (:func:`audit_patches`).
     """
     nodes: list[dict[str, Any]] = [{"role": "control-plane", "image": image}]
+    if audit_policy is not None:
+        nodes[0]["extraMounts"] = [{"hostPath": str(audit_policy), "containerPath": AUDIT_POLICY, "readOnly": True}]
     for spec in definition.nodes() if kubelet_nodes(definition) else ():
         registration: dict[str, Any] = {"name": spec.name}
         if spec.taints:
@@ -129,6 +138,10 @@ def kind_config(definition: ClusterDefinition, name: str, image: str, *, cgroup_
 
 
 KUBEADM = {"group": "kubeadm.k8s.io", "version": "v1beta4"}
+# The API server's audit policy and log, in the control-plane container (and its pod): see audit_patches.
+AUDIT_POLICY = "/etc/schedgate/audit-policy.yaml"
+AUDIT_DIR = "/var/log/schedgate-audit"
+AUDIT_LOG_PATH = f"{AUDIT_DIR}/{AUDIT_LOG}"
 
 
 def control_plane_patches(definition: ClusterDefinition) -> list[dict[str, Any]]:
@@ -149,6 +162,19 @@ def control_plane_patches(definition: ClusterDefinition) -> list[dict[str, Any]]
         if definition.gates.feature_gates else [{"op": "add", "path": "/scheduler/extraArgs", "value": args}]
     return [{**KUBEADM, "kind": "InitConfiguration", "patch": yaml.safe_dump([*standalone, skip])},
             {**KUBEADM, "kind": "ClusterConfiguration", "patch": yaml.safe_dump(scheduler)}]
+
+
+def audit_patches() -> list[dict[str, Any]]:
+    """kind's API server writes the audit log (:mod:`schedgate.cluster.audit`) inside the control-plane container,
+    by the policy :func:`kind_config` mounts there; schedgate reads it with ``docker exec``."""
+    args = [{"op": "add", "path": "/apiServer/extraArgs/-", "value": {"name": k, "value": v}}
+            for k, v in audit_args(AUDIT_POLICY, AUDIT_LOG_PATH)]
+    volumes = {"op": "add", "path": "/apiServer/extraVolumes", "value": [
+        {"name": "schedgate-audit-policy", "hostPath": AUDIT_POLICY, "mountPath": AUDIT_POLICY, "readOnly": True,
+         "pathType": "File"},
+        {"name": "schedgate-audit-log", "hostPath": AUDIT_DIR, "mountPath": AUDIT_DIR,
+         "pathType": "DirectoryOrCreate"}]}
+    return [{**KUBEADM, "kind": "ClusterConfiguration", "patch": yaml.safe_dump([*args, volumes])}]
 
 
 def host_cgroup_v1() -> bool:

@@ -27,6 +27,7 @@ import yaml
 from kubernetes import client as k8s
 
 from schedgate.cluster import ApiOnlyNodes, Cluster, KubeletNodes
+from schedgate.cluster.audit import policy_text
 from schedgate.errors import ComponentError, SchedgateError
 from schedgate.kube.api import create_or_keep, ignore_not_found, read_json
 from schedgate.kube.poll import poll_until
@@ -43,6 +44,7 @@ from schedgate.providers.base import (
 from schedgate.providers.kind.backend import KindBackend
 from schedgate.providers.kind.config import (
     DEFINITION_RECORD,
+    audit_patches,
     cluster_name,
     control_plane_patches,
     definition_digest,
@@ -58,6 +60,7 @@ from schedgate.providers.kind.kwok import grace_patches, remove_daemonsets, scal
 from schedgate.providers.kind.scheduler import StaticScheduler
 from schedgate.runtime.interrupts import interrupts_deferred
 from schedgate.runtime.kwok import ensure_kwok
+from schedgate.runtime.pins import cache_root
 from schedgate.runtime.procs import RunDir
 from schedgate.runtime.toolchain import ensure_binaries
 from schedgate.spec.agent import kubelet_nodes
@@ -187,8 +190,13 @@ def create_cluster(c: KindContext) -> None:
     if name in c.host.clusters():
         return
     d = c.req.definition
+    policy = cache_root() / "kind" / "audit-policy.yaml"  # mounted into the control plane for as long as it lives
+    policy.parent.mkdir(parents=True, exist_ok=True)
+    if not policy.exists() or policy.read_text() != policy_text():
+        policy.write_text(policy_text())
     cfg = kind_config(d, name, made(c.image, "the node image"), cgroup_v1=host_cgroup_v1(),
-                      kubeadm_json_patches=control_plane_patches(d) + grace_patches(d.agent))
+                      kubeadm_json_patches=control_plane_patches(d) + grace_patches(d.agent) + audit_patches(),
+                      audit_policy=policy)
     path = made(c.dir, "the run folder").path / "kind-config.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     log.info("kind: creating cluster %s (%d nodes)", name, len(cfg["nodes"]))

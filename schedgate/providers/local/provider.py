@@ -16,7 +16,7 @@ from pathlib import Path
 from kubernetes import client as k8s
 
 from schedgate.cluster import SYNC_NODE, SYSTEM_NAMESPACE, ApiOnlyNodes, Cluster
-from schedgate.cluster.audit import AUDIT_LOG
+from schedgate.cluster.audit import AUDIT_LOG, READ_LIMIT
 from schedgate.cluster.guard import install_sync_guard
 from schedgate.errors import ComponentError, SchedgateError
 from schedgate.kube.api import import_api_classes_meanwhile
@@ -88,7 +88,11 @@ class LocalBackend:
 
     def audit_lines(self) -> list[str]:
         path = self.cp.run.path / AUDIT_LOG
-        return path.read_text(errors="replace").splitlines() if path.exists() else []
+        if not path.exists():
+            return []
+        with path.open("rb") as f:  # its last READ_LIMIT bytes (the first line may be cut: removals skips it)
+            f.seek(max(0, path.stat().st_size - READ_LIMIT))
+            return f.read().decode(errors="replace").splitlines()
 
     @property
     def api_endpoint(self) -> tuple[str, int]:

@@ -11,6 +11,9 @@ import yaml
 
 from schedgate.providers.base import resource_scale
 from schedgate.providers.kind.config import (
+    AUDIT_LOG_PATH,
+    AUDIT_POLICY,
+    audit_patches,
     cluster_name,
     control_plane_patches,
     definition_digest,
@@ -64,6 +67,25 @@ def test_kinds_control_plane_registers_no_node_and_its_scheduler_answers_on_the_
                               "featureGates": {"GenericWorkload": True}})
     assert yaml.safe_load(control_plane_patches(gated)[1]["patch"]) == [
         {"op": "add", "path": "/scheduler/extraArgs/-", "value": a} for a in args]
+
+
+def test_kinds_api_server_writes_the_audit_log_by_the_policy_mounted_from_this_machine(tmp_path):
+    """The policy file on this machine is mounted read-only into the control-plane container; kubeadm's API server
+    gets the audit flags (added to kind's own extraArgs, which always hold runtime-config) and the volumes (kind
+    sets none) for the policy and the log's folder, which the kind backend reads with docker exec."""
+    policy = tmp_path / "audit-policy.yaml"
+    cfg = kind_config(INFERENCE, "n", "i", cgroup_v1=False, audit_policy=policy)
+    assert cfg["nodes"][0]["extraMounts"] == [{"hostPath": str(policy), "containerPath": AUDIT_POLICY,
+                                               "readOnly": True}]
+    assert "extraMounts" not in kind_config(INFERENCE, "n", "i", cgroup_v1=False)["nodes"][0]
+    [patch] = audit_patches()
+    assert patch["kind"] == "ClusterConfiguration"
+    ops = yaml.safe_load(patch["patch"])
+    flags = {o["value"]["name"]: o["value"]["value"] for o in ops if o["path"] == "/apiServer/extraArgs/-"}
+    assert flags["audit-policy-file"] == AUDIT_POLICY and flags["audit-log-path"] == AUDIT_LOG_PATH
+    assert flags["audit-log-mode"] == "blocking" and flags["audit-log-format"] == "json"
+    [volumes] = [o["value"] for o in ops if o["path"] == "/apiServer/extraVolumes"]
+    assert {v["mountPath"] for v in volumes} == {AUDIT_POLICY, AUDIT_LOG_PATH.rsplit("/", 1)[0]}
 
 
 def test_too_many_kubelet_workers_is_one_line_naming_the_field_kwok_nodes_are_not_counted(monkeypatch):
