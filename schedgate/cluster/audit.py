@@ -19,6 +19,11 @@ from typing import Any
 import yaml
 
 AUDIT_LOG = "audit.log"
+# The identities a cluster schedgate made gives its schedulers, by group where their names are made later: the
+# started ones' certificates on local (SCHEDULER_GROUP), kube-system's ServiceAccounts on kind.
+SCHEDULER_GROUP = "schedgate:schedulers"
+SCHEDULER_GROUPS = (SCHEDULER_GROUP, "system:serviceaccounts:kube-system")
+_STATUS = {"verbs": ["patch", "update"], "resources": [{"group": "", "resources": ["pods/status"]}]}
 POLICY: dict[str, Any] = {
     "apiVersion": "audit.k8s.io/v1", "kind": "Policy",
     "omitStages": ["RequestReceived", "ResponseStarted", "Panic"],
@@ -26,12 +31,14 @@ POLICY: dict[str, Any] = {
         {"level": "Metadata", "verbs": ["delete", "deletecollection"],
          "resources": [{"group": "", "resources": ["pods"]}]},
         {"level": "Metadata", "verbs": ["create"], "resources": [{"group": "", "resources": ["pods/eviction"]}]},
+        # A scheduler's status writes, with what they wrote: a preemption's DisruptionTarget condition among them.
+        {"level": "Request", "users": ["system:kube-scheduler"], **_STATUS},
+        {"level": "Request", "userGroups": list(SCHEDULER_GROUPS), **_STATUS},
         {"level": "None"},
     ],
 }
-# The identities a cluster schedgate made gives its schedulers: the default scheduler's, each started one's on local
-# (schedgate:scheduler:<lease>), and on kind the ServiceAccounts of the one under test (a static pod) and of a black
-# box (schedgate.providers.identity).
+# Their names: the default scheduler's, each started one's on local (schedgate:scheduler:<lease>), and on kind the
+# ServiceAccounts of the one under test (a static pod) and of a black box (schedgate.providers.identity).
 SCHEDULER_USERS = ("system:kube-scheduler",)
 SCHEDULER_USER_PREFIXES = ("schedgate:scheduler:", "system:serviceaccount:kube-system:schedgate-scheduler-",
                            "system:serviceaccount:kube-system:sched-")
@@ -85,6 +92,25 @@ def removals(lines: Iterable[str], namespace: str) -> list[Removal]:
         if how:
             out.append(Removal(f"{namespace}/{ref['name']}", how, str((e.get("user") or {}).get("username") or ""),
                                str(e.get("stageTimestamp") or "")))
+    return out
+
+
+def marked(lines: Iterable[str], namespace: str) -> set[str]:
+    """The pods of ``namespace`` (namespace/name) a scheduler's identity gave a DisruptionTarget condition (a
+    successful status write that names it), as a preemption does before it deletes its victim."""
+    out: set[str] = set()
+    for line in lines:
+        if "DisruptionTarget" not in line:
+            continue
+        try:
+            e = json.loads(line)
+        except ValueError:
+            continue
+        ref, status = e.get("objectRef") or {}, e.get("responseStatus") or {}
+        if (ref.get("subresource") == "status" and ref.get("namespace") == namespace and ref.get("name")
+                and int(status.get("code") or 0) < 300 and is_scheduler(str((e.get("user") or {}).get("username")))
+                and "DisruptionTarget" in json.dumps(e.get("requestObject"))):
+            out.add(f"{namespace}/{ref['name']}")
     return out
 
 

@@ -22,6 +22,7 @@ MUTANT_BUILDS = {
     "kube-scheduler-crash-after-unschedulable": ("./cmd/kube-scheduler", "crash-after-unschedulable"),
     "kube-scheduler-silent-preemption": ("./cmd/kube-scheduler", "silent-preemption"),
     "kube-scheduler-affinity-ignores-matchfields": ("./cmd/kube-scheduler", "affinity-ignores-matchfields"),
+    "kube-scheduler-preemption-unmarked-victims": ("./cmd/kube-scheduler", "preemption-unmarked-victims"),
     # The reference independent scheduler (go/cmd/schedgate-pool-scheduler, go/pkg/poolscheduler/mutants.go).
     "schedgate-pool-scheduler-ignores-gpu-capacity": ("./cmd/schedgate-pool-scheduler", "pool-ignores-gpu-capacity"),
     "schedgate-pool-scheduler-bind-unchecked": ("./cmd/schedgate-pool-scheduler", "pool-bind-unchecked"),

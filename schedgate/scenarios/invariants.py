@@ -46,7 +46,7 @@ from typing import Any
 
 from kubernetes import client as k8s
 
-from schedgate.cluster.audit import by_schedulers, removals
+from schedgate.cluster.audit import by_schedulers, marked, removals
 from schedgate.cluster.backend import AuditsRequests
 from schedgate.cluster.sync import SYNC_DRIVER
 from schedgate.kube.api import read_json
@@ -231,13 +231,13 @@ class Invariants(DeclaredOutcome):
                   if (s.get("spec") or {}).get("driver") != SYNC_DRIVER]
         events = read_json(r.cluster.events_api.list_namespaced_event, r.ns.name).get("items") or []
         victims, unjudged = preemptions(r, events, [p for p in everywhere if p["metadata"]["namespace"] == r.ns.name])
-        silent, audited = unreported(r, events)
+        silent, unmarked, audited = unreported(r, events)
         verdict = judge(nodes, [p for p in everywhere if (p.get("spec") or {}).get("nodeName") in names
                                 or p["metadata"]["namespace"] == r.ns.name], claims, slices, victims)
         mine = {(p.get("spec") or {}).get("nodeName") for p in everywhere if p["metadata"]["namespace"] == r.ns.name}
         kept = [v for v in verdict.get("violations") or [] if _ours(v, r.ns.name, mine)]
         others = len(verdict.get("violations") or []) - len(kept)
-        verdict["violations"], verdict["preempted"], verdict["unreported"] = kept, len(victims), silent
+        verdict["violations"], verdict["preempted"], verdict["unreported"] = kept + unmarked, len(victims), silent
         verdict["checks"] = [*(verdict.get("checks") or []), audited]
         verdict["skipped"] = [*(verdict.get("skipped") or []), *unjudged, *(
             [f"{others} broken rule(s) of pods the test did not make, or of nodes holding none of its pods: left "
@@ -246,14 +246,18 @@ class Invariants(DeclaredOutcome):
         return verdict
 
 
-def unreported(r: Run, events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
+def unreported(r: Run, events: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], str]:
     """The test's pods a scheduler's identity deleted or evicted (the API server's audit log) that no "Preempted"
-    event names, as violations: a preemption names its preemptor, and a scheduler that removes a pod without
-    saying why is judged by what the API server recorded. And the figure's line of what was read."""
+    event names (waited for: the event follows the deletion), and those it deleted without first giving them a
+    DisruptionTarget condition (final: the condition's write precedes the deletion; an eviction's is the API
+    server's own), as violations: a preemption names its preemptor and marks its victim, and a scheduler that
+    removes a pod without saying why is judged by what the API server recorded. And the figure's line."""
     if not r.cluster.can(AuditsRequests):
-        return [], "preemption: victims read from the schedulers' events only (no audit log of the API server here)"
+        return [], [], "preemption: victims read from the schedulers' events only (no audit log of the API server here)"
     audit = r.cluster.capability(AuditsRequests, "read its API server's audit log")  # type: ignore[type-abstract]
-    removed = by_schedulers(removals(audit.audit_lines(), r.ns.name))
+    lines = audit.audit_lines()
+    removed = by_schedulers(removals(lines, r.ns.name))
+    conditioned = marked(lines, r.ns.name)
     named = {f"{r.ns.name}/{(e.get('regarding') or {}).get('name')}" for e in events if e.get("reason") == "Preempted"}
     bound = {f"{r.ns.name}/{e['regarding']['name']}": m.group(1) for e in events if e.get("reason") == "Scheduled"
              and (e.get("regarding") or {}).get("name") and (m := _ASSIGNED.match(e.get("note") or ""))}
@@ -261,7 +265,11 @@ def unreported(r: Run, events: list[dict[str, Any]]) -> tuple[list[dict[str, Any
     silent = [{"rule": "preemption", "pod": x.pod, "node": bound.get(x.pod) or seen.get(x.pod) or "its node",
                "detail": f"{x.how} by {x.user} (the API server's audit log), and no Preempted event names it: "
                          "a preemption's victim names its preemptor"} for x in removed if x.pod not in named]
-    return silent, f"preemption: {len(removed)} pod(s) removed by a scheduler (the API server's audit log)"
+    unmarked = [{"rule": "preemption", "pod": x.pod, "node": bound.get(x.pod) or seen.get(x.pod) or "its node",
+                 "detail": f"deleted by {x.user} (the API server's audit log) with no DisruptionTarget condition "
+                           "written first: a preemption's victim is told why it goes"}
+                for x in removed if x.how == "deleted" and x.pod not in conditioned]
+    return silent, unmarked, f"preemption: {len(removed)} pod(s) removed by a scheduler (the API server's audit log)"
 
 
 def _ours(v: dict[str, Any], ns: str, nodes: set[str | None]) -> bool:

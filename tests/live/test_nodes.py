@@ -13,8 +13,9 @@ def node_state(cluster, name):
 
     n = cluster.core.read_node(name)
     taints = sorted((t.key, t.value or "", t.effect) for t in (n.spec.taints or []))
-    return ({k: v for k, v in (n.metadata.labels or {}).items() if k != MARK_KEY}, dict(n.metadata.annotations or {}), taints,
-            dict(n.status.allocatable or {}), bool(n.spec.unschedulable))
+    labels = {k: v for k, v in (n.metadata.labels or {}).items() if k != MARK_KEY}
+    return (labels, dict(n.metadata.annotations or {}), taints, dict(n.status.allocatable or {}),
+            bool(n.spec.unschedulable))
 
 
 def test_every_node_operation_is_undone_by_the_reset(cluster, ns):

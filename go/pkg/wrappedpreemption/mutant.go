@@ -20,3 +20,9 @@ var CrashAfterUnschedulable = mutant.Define("kube-scheduler", "crash-after-unsch
 // event and no DisruptionTarget condition: a victim only the API server's record shows.
 var SilentPreemption = mutant.Define("kube-scheduler", "silent-preemption",
 	"where preemption finds no candidate, a lower-priority pod is deleted from a node the preemptor cannot use, unreported")
+
+// UnmarkedVictims is a preemption that deletes its victims and sends each its "Preempted" event, but never first
+// writes the DisruptionTarget condition upstream's gives a victim (PreemptionByScheduler): the victim's
+// controller and its owner are not told why it went. Only the API server's record of status writes shows it.
+var UnmarkedVictims = mutant.Define("kube-scheduler", "preemption-unmarked-victims",
+	"a preemption's victims are deleted and named by an event, with no DisruptionTarget condition first")

@@ -16,6 +16,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	policy "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
@@ -55,8 +56,24 @@ func New(ctx context.Context, _ runtime.Object, h fwk.Handle) (fwk.Plugin, error
 		return nil, err
 	}
 	p := &plugin{DefaultPreemption: inner, handle: h}
+	if UnmarkedVictims.On() {
+		inner.Executor.PreemptPod = p.deleteUnmarked
+	}
 	inner.Evaluator = preemption.NewEvaluator(Name, h, p, inner.Executor)
 	return p, nil
+}
+
+// deleteUnmarked is the preemption-unmarked-victims mutant's PreemptPod: upstream's delete and event, without
+// the DisruptionTarget condition before them (and without preempting a waiting pod in memory).
+func (p *plugin) deleteUnmarked(ctx context.Context, c preemption.Candidate, preemptor preemption.ExecutorPreemptor,
+	victim *v1.Pod, _ string) (bool, error) {
+	err := p.handle.ClientSet().CoreV1().Pods(victim.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return false, err
+	}
+	p.handle.EventRecorder().Eventf(victim, preemptor.Obj(), v1.EventTypeNormal, "Preempted", "Preempting",
+		"Preempted by %s %v on node %v", preemptor.Type(), preemptor.UID(), c.Name())
+	return false, nil
 }
 
 // PostFilter is upstream's; the crash-after-unschedulable mutant then waits, beside the scheduling cycle,

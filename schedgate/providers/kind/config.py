@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from schedgate.cluster.audit import AUDIT_LOG, audit_args
+from schedgate.cluster.audit import AUDIT_LOG, audit_args, policy_text
 from schedgate.errors import SchedgateError
 from schedgate.spec.agent import kubelet_nodes
 from schedgate.spec.cluster import ClusterDefinition
@@ -60,8 +60,9 @@ def too_large(definition: ClusterDefinition) -> str | None:
             "or make it smaller")
 
 
-# What schedgate makes of every kind cluster beyond the definition; a cluster made otherwise is made anew.
-CLUSTER_FORMAT = ["audit-log"]
+# What schedgate makes of every kind cluster beyond the definition (its API server's audit policy, read only at its
+# start); a cluster made otherwise is made anew.
+CLUSTER_FORMAT = ["audit-log", policy_text()]
 
 
 def definition_digest(definition: ClusterDefinition, image_id: str) -> str:

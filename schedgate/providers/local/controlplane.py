@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 from kubernetes import client as k8s
 
-from schedgate.cluster.audit import audit_flags
+from schedgate.cluster.audit import SCHEDULER_GROUP, audit_flags
 from schedgate.errors import ComponentError
 from schedgate.kube.api import new_client
 from schedgate.runtime.blackbox import BlackBoxProcess
@@ -105,7 +105,7 @@ class LocalControlPlane:
         identities = [f"{ADMIN}=schedgate-admin/system:masters",
                       f"kube-scheduler={DEFAULT_SCHEDULER_USER}",
                       f"kube-controller-manager={CONTROLLER_MANAGER_USER}",
-                      f"under-test={under_test_user(lease)}",
+                      f"under-test={under_test_user(lease)}/{SCHEDULER_GROUP}",
                       f"{ETCD_CLIENT}=schedgate:etcd-client",
                       *([f"{AGENT}={AGENT_USER}/system:masters"] if self.agent else [])]
         self._pki(identities)
@@ -259,7 +259,7 @@ class LocalControlPlane:
         """
         lease = config.lease_name
         identity = "sched-" + "".join(c if c.isalnum() or c == "-" else "-" for c in lease)
-        self._pki([f"{identity}={under_test_user(lease)}"])
+        self._pki([f"{identity}={under_test_user(lease)}/{SCHEDULER_GROUP}"])
         self.write_kubeconfig(identity, server)
         proc = self.scheduler(config, binary, identity, lease)
         proc.start()

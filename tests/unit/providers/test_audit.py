@@ -6,7 +6,7 @@ import json
 
 import yaml
 
-from schedgate.cluster.audit import POLICY, audit_flags, by_schedulers, removals
+from schedgate.cluster.audit import POLICY, audit_flags, by_schedulers, marked, removals
 
 
 def entry(verb: str, name: str, user: str, *, ns: str = "t", sub: str = "", code: int = 200,
@@ -45,3 +45,27 @@ def test_the_flags_write_the_policy_beside_the_log(tmp_path):
     assert f"--audit-log-path={tmp_path / 'audit.log'}" in flags and "--audit-log-mode=blocking" in flags
     assert yaml.safe_load((tmp_path / "audit-policy.yaml").read_text()) == POLICY
     assert POLICY["rules"][-1] == {"level": "None"}, "everything else unlogged: the log stays small"
+
+
+def status_write(name: str, user: str, conditions: list[str], *, code: int = 200, ns: str = "t") -> str:
+    ref = {"resource": "pods", "namespace": ns, "name": name, "subresource": "status"}
+    body = {"status": {"conditions": [{"type": c, "status": "True"} for c in conditions]}}
+    return json.dumps({"kind": "Event", "stage": "ResponseComplete", "verb": "patch", "objectRef": ref,
+                       "user": {"username": user}, "requestObject": body, "responseStatus": {"code": code}})
+
+
+def test_a_victim_is_marked_by_a_schedulers_successful_disruption_target_write():
+    log = [status_write("victim", "system:kube-scheduler", ["DisruptionTarget"]),
+           status_write("pending", "system:kube-scheduler", ["PodScheduled"]),             # an attempt's verdict
+           status_write("by-kubelet", "system:node:n1", ["DisruptionTarget"]),             # not a scheduler
+           status_write("refused", "system:serviceaccount:kube-system:schedgate-scheduler-x", ["DisruptionTarget"],
+                        code=409),
+           status_write("kind", "system:serviceaccount:kube-system:schedgate-scheduler-x", ["DisruptionTarget"]),
+           status_write("other-ns", "system:kube-scheduler", ["DisruptionTarget"], ns="elsewhere")]
+    assert marked(log, "t") == {"t/victim", "t/kind"}
+
+
+def test_the_policy_logs_status_writes_of_schedulers_only_with_their_bodies():
+    status = [r for r in POLICY["rules"] if r.get("resources") == [{"group": "", "resources": ["pods/status"]}]]
+    assert {r["level"] for r in status} == {"Request"}
+    assert all(r.get("users") or r.get("userGroups") for r in status), "a kubelet's status writes stay out"
