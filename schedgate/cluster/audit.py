@@ -31,8 +31,9 @@ POLICY: dict[str, Any] = {
         {"level": "Metadata", "verbs": ["delete", "deletecollection"],
          "resources": [{"group": "", "resources": ["pods"]}]},
         {"level": "Metadata", "verbs": ["create"], "resources": [{"group": "", "resources": ["pods/eviction"]}]},
-        # A scheduler's status writes, with what they wrote: a preemption's DisruptionTarget condition among them.
-        {"level": "Request", "users": ["system:kube-scheduler"], **_STATUS},
+        # A scheduler's and the controller manager's status writes, with what they wrote: the DisruptionTarget
+        # condition a preemption or a taint eviction gives its victim among them.
+        {"level": "Request", "users": ["system:kube-scheduler", "system:kube-controller-manager"], **_STATUS},
         {"level": "Request", "userGroups": list(SCHEDULER_GROUPS), **_STATUS},
         {"level": "None"},
     ],
@@ -95,10 +96,11 @@ def removals(lines: Iterable[str], namespace: str) -> list[Removal]:
     return out
 
 
-def marked(lines: Iterable[str], namespace: str) -> set[str]:
-    """The pods of ``namespace`` (namespace/name) a scheduler's identity gave a DisruptionTarget condition (a
-    successful status write that names it), as a preemption does before it deletes its victim."""
-    out: set[str] = set()
+def disruptions(lines: Iterable[str], namespace: str) -> dict[str, tuple[str, str]]:
+    """The pods of ``namespace`` (namespace/name) a logged identity gave a DisruptionTarget condition (a successful
+    status write that names it), as a preemption or a taint eviction does before it deletes: pod -> (the
+    condition's reason, who wrote it), the last such write of each."""
+    out: dict[str, tuple[str, str]] = {}
     for line in lines:
         if "DisruptionTarget" not in line:
             continue
@@ -107,11 +109,20 @@ def marked(lines: Iterable[str], namespace: str) -> set[str]:
         except ValueError:
             continue
         ref, status = e.get("objectRef") or {}, e.get("responseStatus") or {}
-        if (ref.get("subresource") == "status" and ref.get("namespace") == namespace and ref.get("name")
-                and int(status.get("code") or 0) < 300 and is_scheduler(str((e.get("user") or {}).get("username")))
-                and "DisruptionTarget" in json.dumps(e.get("requestObject"))):
-            out.add(f"{namespace}/{ref['name']}")
+        if ref.get("subresource") != "status" or ref.get("namespace") != namespace or not ref.get("name") \
+                or int(status.get("code") or 0) >= 300:
+            continue
+        conditions = ((e.get("requestObject") or {}).get("status") or {}).get("conditions") or []
+        for c in conditions:
+            if isinstance(c, dict) and c.get("type") == "DisruptionTarget":
+                out[f"{namespace}/{ref['name']}"] = (str(c.get("reason") or ""),
+                                                     str((e.get("user") or {}).get("username") or ""))
     return out
+
+
+def marked(lines: Iterable[str], namespace: str) -> set[str]:
+    """The pods of ``namespace`` a scheduler's identity gave a DisruptionTarget condition."""
+    return {pod for pod, (_, user) in disruptions(lines, namespace).items() if is_scheduler(user)}
 
 
 def is_scheduler(user: str) -> bool:

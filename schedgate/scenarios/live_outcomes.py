@@ -4,14 +4,19 @@ name)."""
 
 from __future__ import annotations
 
+import functools
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from kubernetes import client as k8s
 
+from schedgate.cluster.audit import disruptions, removals
+from schedgate.cluster.backend import AuditsRequests
 from schedgate.cluster.node_kinds import _NodeList
 from schedgate.kube.api import read_json
-from schedgate.kube.watch import MATCH, Check, Matcher, fail, pending, wait_for_items
+from schedgate.kube.watch import MATCH, Check, Matcher, fail, pending, wait_for, wait_for_items
 from schedgate.objects.matchers import describe_pod, evicted, running
 from schedgate.scenarios.declare import (
     DeclaredOutcome,
@@ -78,13 +83,51 @@ class NotEvicted(WhenTrue):
 @dataclass(frozen=True)
 class Evicted(DeclaredOutcome):
     """Being deleted with a DisruptionTarget condition (``reason``: e.g. DeletionByTaintManager,
-    PreemptionByScheduler; another reason fails at once). ``true``: any reason."""
+    PreemptionByScheduler; another reason fails at once). ``true``: any reason. A pod already gone is judged
+    by the API server's audit log where schedgate reads one (local, kind): removed, and given the condition
+    first (an eviction's is the API server's own, EvictionByEvictionAPI)."""
 
     SHORTHANDS: ClassVar[tuple[Any, ...]] = (True,)
     reason: str | None = arg("reason", "DeletionByTaintManager, PreemptionByScheduler, ...", STR, read_string)
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
-        r.each(pods, evicted(self.reason), timeout)
+        if not r.cluster.can(AuditsRequests):
+            r.each(pods, evicted(self.reason), timeout)
+            return
+        audit = r.cluster.capability(AuditsRequests, "read its API server's audit log")  # type: ignore[type-abstract]
+        deadline = time.monotonic() + timeout
+        for name in pods:
+            gone = functools.partial(self._gone, audit, r.ns.name, name)
+            wait_for(r.pod(name), _Recorded(evicted(self.reason), gone), timeout=max(0.5, deadline - time.monotonic()))
+
+    def _gone(self, audit: AuditsRequests, ns: str, name: str) -> Check:
+        lines, pod = audit.audit_lines(), f"{ns}/{name}"
+        gone = [x for x in removals(lines, ns) if x.pod == pod]
+        if not gone:
+            return fail("gone, and the API server's audit log records no deletion or eviction of it")
+        why = disruptions(lines, ns).get(pod)
+        reason = why[0] if why else "EvictionByEvictionAPI" if any(x.how == "evicted" for x in gone) else None
+        if reason is None:
+            return fail(f"gone ({gone[0].how} by {gone[0].user}) with no DisruptionTarget condition written first "
+                        "(the API server's audit log)")
+        if self.reason in (None, reason):
+            return MATCH
+        return fail(f"disrupted for {reason!r}, expected {self.reason!r} (the API server's audit log)")
+
+
+@dataclass(frozen=True)
+class _Recorded:
+    """``base``, and for an object gone, what ``gone`` reads of it."""
+
+    base: Matcher
+    gone: Callable[[], Check]
+
+    @property
+    def description(self) -> str:
+        return self.base.description
+
+    def __call__(self, obj: dict[str, Any] | None) -> Check:
+        return self.gone() if obj is None else self.base(obj)
 
 
 def _effect(p: Parser, raw: Any, w: str) -> str:

@@ -6,7 +6,7 @@ import json
 
 import yaml
 
-from schedgate.cluster.audit import POLICY, audit_flags, by_schedulers, marked, removals
+from schedgate.cluster.audit import POLICY, audit_flags, by_schedulers, disruptions, marked, removals
 
 
 def entry(verb: str, name: str, user: str, *, ns: str = "t", sub: str = "", code: int = 200,
@@ -49,7 +49,9 @@ def test_the_flags_write_the_policy_beside_the_log(tmp_path):
 
 def status_write(name: str, user: str, conditions: list[str], *, code: int = 200, ns: str = "t") -> str:
     ref = {"resource": "pods", "namespace": ns, "name": name, "subresource": "status"}
-    body = {"status": {"conditions": [{"type": c, "status": "True"} for c in conditions]}}
+    body = {"status": {"$setElementOrder/conditions": [{"type": c} for c in conditions],
+                       "conditions": [{"type": c, "status": "True", "reason": "PreemptionByScheduler"}
+                                      for c in conditions]}}
     return json.dumps({"kind": "Event", "stage": "ResponseComplete", "verb": "patch", "objectRef": ref,
                        "user": {"username": user}, "requestObject": body, "responseStatus": {"code": code}})
 
@@ -63,6 +65,7 @@ def test_a_victim_is_marked_by_a_schedulers_successful_disruption_target_write()
            status_write("kind", "system:serviceaccount:kube-system:schedgate-scheduler-x", ["DisruptionTarget"]),
            status_write("other-ns", "system:kube-scheduler", ["DisruptionTarget"], ns="elsewhere")]
     assert marked(log, "t") == {"t/victim", "t/kind"}
+    assert disruptions(log, "t")["t/by-kubelet"] == ("PreemptionByScheduler", "system:node:n1")  # for `evicted`
 
 
 def test_the_policy_logs_status_writes_of_schedulers_only_with_their_bodies():
