@@ -70,8 +70,11 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("files", type=Path, nargs="+", metavar="FILE",
                        help="scenario files, cluster definitions and scheduler configurations, in any mix")
     check.add_argument("--scheduler-binary", type=Path, metavar="PATH",
-                       help="the kube-scheduler that judges scheduler configurations (default: schedgate's "
-                            "build of the pin, with its plugins)")
+                       help="the kube-scheduler that judges scheduler configurations, named by the version it "
+                            "reports (default: schedgate's build of the pin, with its plugins)")
+    check.add_argument("--kubernetes-version", metavar="VERSION",
+                       help="the pin (1.36, v1.36.3) whose kube-scheduler judges them, as a run with it would "
+                            "(default: $SCHEDGATE_KUBERNETES_VERSION, else go/go.mod's)")
     check.add_argument("--no-scheduler", action="store_true",
                        help="check the files' own fields only: do not run kube-scheduler")
     schema = sub.add_parser("schema", help="print the JSON Schema editors complete and check scenario files with",

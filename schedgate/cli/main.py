@@ -38,6 +38,7 @@ from schedgate.pytest_plugin.options import (
     make_request,
     project_path,
 )
+from schedgate.runtime.binaries import reported_version
 from schedgate.runtime.kwok import ensure_kwok
 from schedgate.runtime.pins import pins
 from schedgate.runtime.procs import RUN_PREFIX, cmdline_of
@@ -135,36 +136,54 @@ def _reap(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    """Every file judged, each in one line (a bad one on stderr, naming its file and field); exit 2 if any is bad."""
+    check_kubernetes_version(args.kubernetes_version)
     judged: dict[str, str] = {}
+    binary: list[Path] = []
+    version: list[str] = []
 
     def judge(config: SchedulerConfig) -> str:
         """What kube-scheduler said of ``config`` ('' when not asked); a refusal raises, in one line."""
         if args.no_scheduler or config.black_box is not None:
             return ""
+        if not binary:  # the binary the run would start: the one given (its own version), else the pin's build
+            binary.append(args.scheduler_binary or ensure_binaries(sys.stderr).kube_scheduler)
+            version.append(reported_version(binary[0]) if args.scheduler_binary else pinned_kubernetes_version())
         key = json.dumps(config.doc, sort_keys=True)
         if key not in judged:
-            binary = args.scheduler_binary or ensure_binaries(sys.stderr).kube_scheduler
-            check_with_scheduler(config, binary, pinned_kubernetes_version())
-            judged[key] = f"kube-scheduler {pinned_kubernetes_version()} accepts"
+            said = check_with_scheduler(config, binary[0], version[0])
+            judged[key] = f"kube-scheduler {version[0]}" + (f" ({binary[0]})" if args.scheduler_binary else "") \
+                + f" {said}"
         return judged[key]
 
+    bad = 0
     for f in args.files:
-        doc, _ = read_yaml(f, "schedgate")
-        kind = doc.get("kind") if isinstance(doc, dict) else None
-        if kind == "Cluster":
-            d = load_definition(f)
-            print(f"{f}: ok — cluster {d.name}, {len(d.nodes())} nodes")
-        elif kind == "KubeSchedulerConfiguration":
-            config = load_scheduler_config(f)
-            said = judge(config)
-            print(f"{f}: ok — scheduler configuration, profiles {', '.join(config.profile_names)}"
-                  + (f"; {said} it" if said else ""))
-        else:
-            sc = load_scenario(f)
-            said = judge(sc.scheduler) if sc.scheduler is not None else ""
-            print(f"{f}: ok — scenario {sc.name}, {len(sc.steps)} steps, {len(sc.pods)} pods, "
-                  f"cluster {sc.definition.name}" + (f"; {said} its scheduler configuration" if said else ""))
-    return 0
+        try:
+            print(_checked(f, judge))
+        except SchedgateError as e:
+            print(f"schedgate: {e}", file=sys.stderr)
+            bad += 1
+    if bad and len(args.files) > 1:
+        print(f"schedgate: {bad} of {len(args.files)} files refused", file=sys.stderr)
+    return 2 if bad else 0
+
+
+def _checked(f: Path, judge: Callable[[SchedulerConfig], str]) -> str:
+    """One file's line: what it is, and what the scheduler that will run it says of its configuration."""
+    doc, _ = read_yaml(f, "schedgate")
+    kind = doc.get("kind") if isinstance(doc, dict) else None
+    if kind == "Cluster":
+        d = load_definition(f)
+        return f"{f}: ok — cluster {d.name}, {len(d.nodes())} nodes"
+    if kind == "KubeSchedulerConfiguration":
+        config = load_scheduler_config(f)
+        said = judge(config)
+        return f"{f}: ok — scheduler configuration, profiles {', '.join(config.profile_names)}" + \
+            (f"; {said} it" if said else "")
+    sc = load_scenario(f)
+    said = judge(sc.scheduler) if sc.scheduler is not None else ""
+    return (f"{f}: ok — scenario {sc.name}, {len(sc.steps)} steps, {len(sc.pods)} pods, cluster {sc.definition.name}"
+            + (f"; {said} its scheduler configuration" if said else ""))
 
 
 def _schema(args: argparse.Namespace) -> int:

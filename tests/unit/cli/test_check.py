@@ -73,3 +73,44 @@ def test_check_takes_cluster_definitions_and_configurations_beside_scenarios():
         "e2e/scenarios/live-node-unreachable.scenario.yaml: ok — scenario live-node-unreachable, 9 steps, 3 pods, "
         f"cluster live; kube-scheduler {binaries(None).kubernetes_version} accepts its scheduler configuration",
     ]
+
+
+def test_every_file_is_judged_and_each_bad_one_is_a_line_of_its_own(tmp_path):
+    """check A B C does not stop at the first bad file: each good one is printed, each bad one is one line on
+    stderr naming its file, and the exit is 2."""
+    bad = tmp_path / "sched.yaml"
+    bad.write_text(CONFIG.replace("podInitialBackoffSeconds: 1", "podInitialBackoffSeconds: 0"))
+    out = cli("--no-scheduler", "clusters/live.yaml", str(bad), "e2e/scenarios/live-node-unreachable.scenario.yaml")
+    assert out.returncode == 0, "shape alone: all three are fine"
+    out = cli("clusters/live.yaml", str(bad), "e2e/scenarios/live-node-unreachable.scenario.yaml")
+    assert out.returncode == 2
+    assert [line.split(":")[0] for line in out.stdout.splitlines()] == [
+        "clusters/live.yaml", "e2e/scenarios/live-node-unreachable.scenario.yaml"]
+    errors = out.stderr.strip().splitlines()
+    assert errors[0].startswith(f"schedgate: {bad}: kube-scheduler ") and "must be greater than 0" in errors[0]
+    assert errors[1:] == ["schedgate: 1 of 3 files refused"]
+
+
+def test_the_binary_given_is_named_by_the_version_it_reports():
+    bins = binaries(None)
+    out = cli("--scheduler-binary", str(bins.kube_scheduler), "clusters/profiles/gpu-packing-scheduler.yaml")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith(f"kube-scheduler {bins.kubernetes_version} ({bins.kube_scheduler}) accepts it")
+
+
+def test_a_plugin_that_reads_the_api_server_as_it_is_built_is_no_refusal(tmp_path):
+    """A plugin backed by custom resources (a quota's) lists them while its framework is built; with no cluster
+    there, kube-scheduler fails on the address nobody serves: the configuration is valid as far as check can
+    tell, and the verdict says so; any other failure is still a refusal."""
+    from schedgate.runtime.schedcheck import NEEDS_SERVER
+
+    fake = tmp_path / "kube-scheduler"
+    said = 'failed to get server groups: Get \\"https://127.0.0.1:1/api?timeout=32s\\": connection refused'
+    fake.write_text(f"#!/bin/sh\necho 'E1206 run.go:72] \"command failed\" err=\"{said}\"' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    path = tmp_path / "sched.yaml"
+    path.write_text(CONFIG)
+    assert check_with_scheduler(load_scheduler_config(path), fake, "v1.35.4") == NEEDS_SERVER
+    fake.write_text("#!/bin/sh\necho 'E1206 run.go:72] \"command failed\" err=\"no such plugin\"' >&2\nexit 1\n")
+    with pytest.raises(DefinitionError, match="kube-scheduler v1.35.4 refuses it: no such plugin"):
+        check_with_scheduler(load_scheduler_config(path), fake, "v1.35.4")
