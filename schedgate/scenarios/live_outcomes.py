@@ -17,7 +17,7 @@ from schedgate.cluster.backend import AuditsRequests
 from schedgate.cluster.node_kinds import _NodeList
 from schedgate.kube.api import read_json
 from schedgate.kube.watch import MATCH, Check, Matcher, fail, pending, wait_for, wait_for_items
-from schedgate.objects.matchers import describe_pod, evicted, running
+from schedgate.objects.matchers import describe_pod, evicted, pod_condition, running
 from schedgate.scenarios.declare import (
     DeclaredOutcome,
     arg,
@@ -64,8 +64,9 @@ class Unbound(WhenTrue):
 @outcome("notEvicted")
 @dataclass(frozen=True)
 class NotEvicted(WhenTrue):
-    """Bound and not being deleted, read once at this step: after a positive signal (another pod of the
-    same node ``evicted``), the pods whose tolerations keep them there."""
+    """Bound, not being deleted and not marked for disruption (no DisruptionTarget condition), read once at
+    this step: after a positive signal (another pod of the same node ``evicted``), the pods whose tolerations
+    keep them there."""
 
     true: bool = true_body(ONCE)
 
@@ -77,6 +78,10 @@ class NotEvicted(WhenTrue):
                                                           + describe_pod(raw)))
             if not (raw.get("spec") or {}).get("nodeName"):
                 raise AssertionError(f"pod {name} is not bound")
+            marked = pod_condition(raw, "DisruptionTarget") or {}
+            if marked.get("status") == "True":
+                raise AssertionError(f"pod {name} is marked for disruption ({marked.get('reason')}: "
+                                     f"{marked.get('message')})")
 
 
 @outcome("evicted")
