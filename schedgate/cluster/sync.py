@@ -91,6 +91,20 @@ def is_sync_node(name: str) -> bool:
     return name == SYNC_NODE or name.startswith(SYNC_NODE + "-")
 
 
+_ERR = re.compile(r'(?:"Failed to watch"|"Unhandled Error").*?\berr="((?:[^"\\]|\\.)*)"')
+_NEVER = ("is forbidden", "could not find the requested resource")
+
+
+def cannot_sync(log: list[str]) -> str | None:
+    """Why a scheduler's informers can never sync, from its log's last lines: a list refused by RBAC (its
+    identity lacks a role a plugin's informer needs) or of a resource the API server does not serve (a CRD
+    not installed); None where the log says neither (a slow scheduler, or one that failed otherwise)."""
+    for line in reversed(log):
+        if (m := _ERR.search(line)) and any(n in m.group(1) for n in _NEVER):
+            return m.group(1).replace('\\"', '"')[:400]
+    return None
+
+
 def barrier_counts(proc: Scheduler, namespace: str, after: int) -> list[tuple[str, dict[str, str]]]:
     """What the probes of barriers numbered above ``after`` added to ``proc``'s attempt counters, read from its
     log: one (metric, labels) per increment. Each ended attempt counts in :data:`ATTEMPTS` under its result and
@@ -171,6 +185,9 @@ class SyncBarrier:
                     wait_for(probe, signal, timeout=timeout)
                 except (WaitTimeout, WrongOutcome) as e:
                     first = str(e).splitlines()[0]
+                    if (why := cannot_sync(proc.log_tail(200))) is not None:  # it never will: no use going on
+                        raise ComponentError(f"scheduler {profile} cannot sync its informers: {why} (log: "
+                                             f"{proc.log_path})") from None
                     if getattr(proc, "black_box_scheduler", False):  # binding the probe is its only sign of life
                         last = (proc.log_tail(1) or ["<empty>"])[0].strip()[:300]
                         raise ComponentError(f"scheduler {profile} never bound its probe pod {ns.name}/{probe.name}: "
