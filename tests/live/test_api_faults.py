@@ -3,6 +3,8 @@ run lasts, and talks to the API server directly again once the run is closed."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import yaml
 from support import ROOT, load_text
 
@@ -13,8 +15,10 @@ from schedgate.spec.schedconfig import SchedulerConfig
 from schedgate.workloads.gpu import PACKING, gpu_pod
 
 
-def server(kubeconfig: str) -> str:
-    return str(yaml.safe_load(kubeconfig)["clusters"][0]["cluster"]["server"])
+def server(kubeconfig: str | Path) -> str:
+    """The API server a kubeconfig names: a local scheduler's file, or a kind static pod's text."""
+    text = kubeconfig.read_text() if isinstance(kubeconfig, Path) else kubeconfig
+    return str(yaml.safe_load(text)["clusters"][0]["cluster"]["server"])
 
 
 def no_roles(name: str) -> SchedulerConfig:
@@ -35,18 +39,18 @@ steps:
   - expect: {{pods: held, scheduledOn: gpu-net}}
 """)
     sched = cluster.scheduler(PACKING)
-    direct = server(sched.kubeconfig.read_text())
+    direct = server(sched.kubeconfig)
     run = Run(scenario=scenario, cluster=cluster, ns=ns, start_scheduler=cluster.start_scheduler,
               role_config=no_roles)
     try:
         run.run()
         proxy = run.api_proxies[sched.name]
-        assert server(sched.kubeconfig.read_text()) == proxy.address != direct
+        assert server(sched.kubeconfig) == proxy.address != direct
         assert proxy.accepted >= 1 and not proxy.stalled
         assert (proxy.delay_up, proxy.delay_down) == (0.05, 0.05)
     finally:
         run.close()
-    assert server(sched.kubeconfig.read_text()) == direct and sched.alive()
+    assert server(sched.kubeconfig) == direct and sched.alive()
     assert cluster.scheduler(PACKING) is sched
     after = gpu_pod("after").create(ns)
     wait_for(after, scheduled_on(net, never=elsewhere))

@@ -106,11 +106,7 @@ class KindBackend:
         create_or_keep(core.create_namespaced_service_account, SCHEDULER_NAMESPACE,
                        {"metadata": {"name": s.deployment, "labels": {"app.kubernetes.io/managed-by": "schedgate"}}})
         grant(self.api, f"sa-{lease}", s.subject(), lease, config.shared_pools)
-        # On the node's network the API server is on loopback; a proxy's address names the server by the name its
-        # certificate carries.
-        s.kubeconfig = token_kubeconfig_text(core, s.deployment, SCHEDULER_NAMESPACE, ca=CLUSTER_CA,
-                                             server=api_server or "https://127.0.0.1:6443",
-                                             tls_server_name="kubernetes" if api_server else None)
+        s.kubeconfig = self._pod_kubeconfig(s, api_server)
         s.start()
         for p in config.profile_names:
             self.schedulers[p] = s
@@ -128,15 +124,42 @@ class KindBackend:
                        {"metadata": {"name": identity, "labels": {"app.kubernetes.io/managed-by": "schedgate"}}})
         grant(self.api, identity, {"kind": "ServiceAccount", "name": identity, "namespace": SCHEDULER_NAMESPACE},
               lease, black_box=True)
-        kubeconfig = token_kubeconfig(
-            core, identity, SCHEDULER_NAMESPACE, server=api_server or str(self.api.configuration.host),
-            ca=cluster_ca(self.api, self.run.path / "cluster-ca.crt"), path=self.run.path / f"{identity}.kubeconfig",
-            tls_server_name=self.api_endpoint[0] if api_server else None)
+        kubeconfig = self._box_kubeconfig(identity, self.run.path / f"{identity}.kubeconfig", api_server)
         box = BlackBoxProcess(name=lease, config=config, kubeconfig=kubeconfig, run=self.run, built=self.programs)
         box.start(box.spec.start_timeout)
         for p in config.profile_names:
             self.schedulers[p] = box
         return box
+
+    def _pod_kubeconfig(self, s: PodScheduler, api_server: str | None) -> str:
+        """A static pod's kubeconfig: on the node's network the API server is on loopback; a proxy's address
+        names the server by the name its certificate carries."""
+        return token_kubeconfig_text(k8s.CoreV1Api(self.api), s.deployment, SCHEDULER_NAMESPACE, ca=CLUSTER_CA,
+                                     server=api_server or "https://127.0.0.1:6443",
+                                     tls_server_name="kubernetes" if api_server else None)
+
+    def _box_kubeconfig(self, identity: str, path: Path, api_server: str | None) -> Path:
+        """A black box's kubeconfig: kind's port on this machine, or a proxy's address (the certificate still
+        checked, under the control plane's address)."""
+        assert self.run is not None
+        return token_kubeconfig(
+            k8s.CoreV1Api(self.api), identity, SCHEDULER_NAMESPACE,
+            server=api_server or str(self.api.configuration.host),
+            ca=cluster_ca(self.api, self.run.path / "cluster-ca.crt"), path=path,
+            tls_server_name=self.api_endpoint[0] if api_server else None)
+
+    def reroute_scheduler(self, scheduler: Scheduler, api_server: str | None) -> None:
+        """Its kubeconfig naming ``api_server`` (a proxy on this machine, which the control plane reaches at
+        the Docker network's gateway) or the API server's own address again; restarted if it runs."""
+        if isinstance(scheduler, BlackBoxProcess):
+            self._box_kubeconfig(identity_name(scheduler.name), scheduler.kubeconfig, api_server)
+        elif isinstance(scheduler, PodScheduler) and not isinstance(scheduler, StaticScheduler):
+            scheduler.kubeconfig = self._pod_kubeconfig(scheduler, api_server)
+        else:
+            raise ComponentError(f"scheduler {scheduler.name} was not started by schedgate on kind")
+        if scheduler.alive():
+            scheduler.stop()
+            scheduler.start()
 
     def stop_scheduler(self, scheduler: Scheduler) -> None:
         if isinstance(scheduler, BlackBoxProcess):
