@@ -16,11 +16,11 @@ from typing import Any
 import kubernetes.client as k8s
 from kubernetes.client.exceptions import ApiException
 
+from schedgate.cluster.node_kinds import MERGE
 from schedgate.errors import ComponentError
 from schedgate.kube.poll import poll_until
 
 POLICY = "schedgate-sync-node"
-MERGE = "application/merge-patch+json"
 PROBES = "sync-"  # the names of the barrier's probes begin so
 
 
