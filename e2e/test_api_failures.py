@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from schedgate import scheduled_on, unschedulable, wait_for
-from schedgate.cluster import Cluster, RestartsApiServer
+from schedgate.cluster import Ability, Cluster
 from schedgate.kube.watch import MATCH, Check, fail, pending, wait_for_items
 from schedgate.objects.builders import make_pod
 from schedgate.objects.events import EventLog
@@ -160,8 +160,8 @@ def test_a_burst_behind_a_slow_stalled_api_server_that_drops_watches_lands_only_
 
 def test_pods_pending_across_an_api_server_restart_are_placed_after_it_returns_on_allowed_nodes_only(
         cluster, ns, events, report):
-    if not cluster.can(RestartsApiServer):
-        pytest.skip(f"the {cluster.provider} provider cannot restart its API server")
+    if not cluster.can(Ability.RESTARTS_API_SERVER):
+        pytest.skip(f"the {cluster.provider} provider cannot {Ability.RESTARTS_API_SERVER}")
     net = cluster.pool("gpu-net")
     drained, freed = net[0], net[1]
     # Every network GPU taken; gpu-net-1 by two pods, so one GPU can be freed there alone.
@@ -176,7 +176,7 @@ def test_pods_pending_across_an_api_server_restart_are_placed_after_it_returns_o
     back = time.monotonic()
     # While the control plane was away, gpu-net-1 was drained: cordoned, its small pod gone. It is the
     # fuller node, the one a packing score prefers — only the cordon keeps the pod off it.
-    cluster.cordon(drained)
+    cluster.nodes.cordon(drained)
     small.delete()
     fillers[freed].delete()
     wait_for(pod, scheduled_on([freed], never=[n for n in cluster.node_names if n != freed]), timeout=RECOVERY)

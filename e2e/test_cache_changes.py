@@ -25,7 +25,7 @@ def test_label_added_to_a_node_with_room_binds_the_waiting_pod_there(cluster, ns
 
     target = plain[0]
     changed = time.monotonic()
-    cluster.label(target, HIGH_SPEED_NET, "true")
+    cluster.nodes.label(target, HIGH_SPEED_NET, "true")
 
     wait_for(pod, scheduled_on([target], never=net + plain[1:] + cpu), timeout=PROMPTLY)
     report.figure("label added -> bound", time.monotonic() - changed, "s")
@@ -37,15 +37,15 @@ def test_gpus_back_online_bind_the_waiting_pod_and_offline_gpus_are_never_used(c
     shrunk, back, *offline = net
     # shrunk: 6 of its 8 devices go offline while 2 are in use; the rest go offline entirely.
     gpu_pod("resident", 2, PACKING).on_node(shrunk).create(ns)
-    cluster.set_gpus(shrunk, 2)
+    cluster.nodes.set_gpus(shrunk, 2)
     for node in [back, *offline]:
-        cluster.set_gpus(node, 0)
+        cluster.nodes.set_gpus(node, 0)
 
     pod = gpu_pod("infer").create(ns)
     wait_for(pod, unschedulable(message=rf"\b{len(net)} Insufficient nvidia\.com/gpu"))
 
     changed = time.monotonic()
-    cluster.set_gpus(back, 8)
+    cluster.nodes.set_gpus(back, 8)
 
     wait_for(pod, scheduled_on([back], never=[shrunk, *offline, *plain]), timeout=PROMPTLY)
     report.figure("GPUs online -> bound", time.monotonic() - changed, "s")

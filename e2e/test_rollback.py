@@ -81,7 +81,7 @@ def test_a_failure_after_reserve_gives_the_slot_back_and_the_pod_binds_once_the_
         cluster, ns, events, report, slots_scheduler, high_priority, fault, rejected, message):
     node = cluster.pool("gpu-net")[0]
     elsewhere = [n for n in cluster.node_names if n != node]
-    cluster.annotate(node, SLOTS, "1")  # the only network slot in the cluster
+    cluster.nodes.annotate(node, SLOTS, "1")  # the only network slot in the cluster
 
     faulty = slot_pod("faulty").annotate(FAULT, fault).create(ns)
     wait_for(faulty, unschedulable(message) if rejected else scheduling_error(message))

@@ -69,7 +69,7 @@ def test_a_pod_deleted_while_waiting_at_permit_gives_its_slot_to_the_next_pod_at
     and never gets this far."""
     node = cluster.pool("gpu-net")[0]
     elsewhere = [n for n in cluster.node_names if n != node]
-    cluster.annotate(node, SLOTS, "1")  # the only network slot in the cluster
+    cluster.nodes.annotate(node, SLOTS, "1")  # the only network slot in the cluster
 
     held = slot_pod("held").annotate(FAULT, HOLD).create(ns)
     wait_for_ledger(slots_scheduler, node, 1, 0, "held reserved it and waits at Permit")
@@ -96,13 +96,13 @@ def test_a_node_deleted_between_reserve_and_bind_fails_prebind_and_the_pod_binds
     the pod binds to the one node that has a free slot."""
     doomed, spare = cluster.pool("gpu-net")[:2]
     forbidden = [n for n in cluster.node_names if n != spare]
-    cluster.annotate(doomed, SLOTS, "1")  # the only slot while the pod is reserved
+    cluster.nodes.annotate(doomed, SLOTS, "1")  # the only slot while the pod is reserved
 
     held = slot_pod("held").annotate(FAULT, HOLD).create(ns)
     wait_for_ledger(slots_scheduler, doomed, 1, 0, "held reserved it and waits at Permit")
-    cluster.delete_node(doomed)
+    cluster.nodes.delete(doomed)
     cluster.sync_schedulers()  # every scheduler has seen the node go
-    cluster.annotate(spare, SLOTS, "1")
+    cluster.nodes.annotate(spare, SLOTS, "1")
 
     lifted_at = time.monotonic()
     held.annotate(FAULT, None)
@@ -122,7 +122,7 @@ def test_a_scheduler_restarted_while_a_pod_waits_at_permit_never_books_more_hold
     the hold is lifted the waiting pod binds there, once, beside the first holder."""
     node = cluster.pool("gpu-net")[0]
     elsewhere = [n for n in cluster.node_names if n != node]
-    cluster.annotate(node, SLOTS, "2")  # the only network slots in the cluster
+    cluster.nodes.annotate(node, SLOTS, "2")  # the only network slots in the cluster
 
     holder = wait_for(slot_pod("holder").create(ns), scheduled_on([node], never=elsewhere))
     held = slot_pod("held").annotate(FAULT, HOLD).create(ns)

@@ -114,7 +114,7 @@ def one_holder(node: str, names: set[str]) -> Callable[[list[dict[str, Any]]], C
 
 def test_two_schedulers_racing_for_the_last_slot_never_both_win(cluster, ns, events, report, racers, claim_pool):
     node = cluster.pool("gpu-net")[0]
-    cluster.annotate(node, SLOTS, "1")  # the only network slot in the cluster
+    cluster.nodes.annotate(node, SLOTS, "1")  # the only network slot in the cluster
     profiles = [s.profiles[0] for s in racers]
     wins = dict.fromkeys(profiles, 0)
 

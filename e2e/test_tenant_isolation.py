@@ -38,9 +38,9 @@ def pools(cluster, schedulers, pytestconfig):
     (a sync probe cannot confirm it: probes carry no tenant)."""
     a, b = cluster.pool("gpu-plain")[:2], cluster.pool("gpu-net")[:2]
     for node in a:
-        cluster.label(node, POOL, "a")
+        cluster.nodes.label(node, POOL, "a")
     for node in b:
-        cluster.label(node, POOL, "b")
+        cluster.nodes.label(node, POOL, "b")
     schedulers.start(tenant_config(pytestconfig))
     return a, b
 

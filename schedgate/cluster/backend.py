@@ -1,23 +1,18 @@
 """What a provider's running cluster offers the :class:`~schedgate.cluster.Cluster` facade.
 
-Every provider offers :class:`Backend`. Abilities not every provider has are
-small protocols of their own, which the facade asks for by type; a missing
-one is a clear error at the call (``the existing provider cannot restart its
-API server``), never a silent no-op::
-
-    cluster.capability(RestartsApiServer, "restart its API server").restart_apiserver()
+Every provider's backend is a :class:`Backend`; what else it can do is its ``abilities`` and the
+optional interfaces of :mod:`schedgate.cluster.abilities` it implements.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from schedgate.cluster.abilities import Ability
 from schedgate.cluster.nodes import NodeBackend
 from schedgate.runtime.procs import Component
 from schedgate.runtime.scheduler import Scheduler
-from schedgate.spec.schedconfig import SchedulerConfig
 
 
 @runtime_checkable
@@ -29,6 +24,10 @@ class Backend(Protocol):
 
     @property
     def nodes(self) -> NodeBackend: ...
+
+    @property
+    def abilities(self) -> frozenset[Ability]:
+        """What this cluster can do (:func:`schedgate.cluster.abilities.running`)."""
 
     @property
     def schedulers(self) -> Mapping[str, Scheduler]:
@@ -44,7 +43,7 @@ class Backend(Protocol):
 
     @property
     def extra_nodes(self) -> tuple[str, ...]:
-        """Nodes the provider adds beside the definition's (kind's control plane), cordoned like the sync node."""
+        """Nodes the provider adds beside the definition's, cordoned like the sync node."""
 
     @property
     def resource_scale(self) -> Mapping[str, float]:
@@ -52,46 +51,3 @@ class Backend(Protocol):
 
     def components(self) -> Sequence[Component]:
         """Every part of the system under test whose death fails the running test."""
-
-
-@runtime_checkable
-class StartsSchedulers(Protocol):
-    def start_scheduler(self, config: SchedulerConfig, binary: Path | None, api_server: str | None) -> Scheduler:
-        """Start a scheduler for ``config``'s profiles with its own identity, RBAC and lease; with
-        ``api_server`` its kubeconfig names that address (a proxy) instead of the API server's own."""
-
-    def stop_scheduler(self, scheduler: Scheduler) -> None:
-        """Stop it for good and forget its profiles."""
-
-
-@runtime_checkable
-class ReroutesSchedulers(Protocol):
-    def reroute_scheduler(self, scheduler: Scheduler, api_server: str | None) -> None:
-        """Point ``scheduler``'s kubeconfig at ``api_server`` (a proxy; ``None``: the API server's own address)
-        and, if it runs, restart it so that it reconnects there."""
-
-
-@runtime_checkable
-class RestartsApiServer(Protocol):
-    def restart_apiserver(self) -> float:
-        """Stop the API server and start it again (same address, same data); the seconds it was gone."""
-
-
-@runtime_checkable
-class ExposesApiServer(Protocol):
-    @property
-    def api_endpoint(self) -> tuple[str, int]:
-        """Where schedgate reaches the API server (host, port), for a proxy in front of it."""
-
-
-@runtime_checkable
-class ExportsLogs(Protocol):
-    def export_logs(self, dest: Path) -> None:
-        """Write the nodes' own logs (kubelet, container runtime) into ``dest``."""
-
-
-@runtime_checkable
-class AuditsRequests(Protocol):
-    def audit_lines(self) -> list[str]:
-        """The API server's audit log so far, one JSON entry a line (pod deletions and evictions, by whom:
-        :mod:`schedgate.cluster.audit`)."""

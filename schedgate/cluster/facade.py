@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,17 +18,18 @@ from typing import Any, TypeVar
 from kubernetes import client as k8s
 
 from schedgate.cluster import gpus
-from schedgate.cluster.backend import Backend, ExportsLogs, ExposesApiServer, RestartsApiServer, StartsSchedulers
+from schedgate.cluster.abilities import INTERFACES, Ability, RestartsApiServer, StartsSchedulers, cannot
+from schedgate.cluster.backend import Backend
 from schedgate.cluster.devices import Devices
 from schedgate.cluster.leases import Lease, exited_over_restart
 from schedgate.cluster.nodes import Nodes
 from schedgate.cluster.sync import SYNC_NODE, SyncBarrier
-from schedgate.errors import ComponentError, NotHere, SchedgateError
+from schedgate.errors import ComponentError, SchedgateError
 from schedgate.objects.builders import PodBuilder
 from schedgate.objects.pods import Namespace, Pod
 from schedgate.runtime.health import summarize_failure
 from schedgate.runtime.scheduler import Scheduler, distinct
-from schedgate.spec.cluster import ClusterDefinition, Condition, NodeSpec
+from schedgate.spec.cluster import ClusterDefinition
 from schedgate.spec.quantity import scaled
 from schedgate.spec.schedconfig import SchedulerConfig
 
@@ -77,34 +78,17 @@ class Cluster:
     def schedulers(self) -> Mapping[str, Scheduler]:
         return self.backend.schedulers
 
-    @property
-    def extender_host(self) -> str:
-        return self.backend.extender_host
+    def can(self, ability: Ability) -> bool:
+        """Whether this cluster has ``ability`` (:mod:`schedgate.cluster.abilities`)."""
+        return ability in self.backend.abilities
 
-    @property
-    def extra_nodes(self) -> tuple[str, ...]:
-        return self.backend.extra_nodes
-
-    def can(self, capability: type[Any]) -> bool:
-        """Whether the provider has ``capability`` (a protocol of :mod:`schedgate.cluster.backend`)."""
-        return isinstance(self.backend, capability)
-
-    def capability(self, capability: type[C], what: str) -> C:
-        """The provider as ``capability``, or a clear error naming what it cannot do.
-
-        (mypy refuses a protocol as ``type[C]`` — python/mypy#4717 — hence the ignores at the calls.)"""
-        if not isinstance(self.backend, capability):
-            raise NotHere(f"the {self.provider} provider cannot {what}")
+    def use(self, interface: type[C]) -> C:
+        """The backend as ``interface`` (an optional interface of :mod:`schedgate.cluster.abilities`), or
+        one line naming what this provider cannot do. (mypy refuses a protocol as ``type[C]``,
+        python/mypy#4717: hence the ignores at the calls.)"""
+        if not isinstance(self.backend, interface):
+            raise cannot(self.provider, INTERFACES[interface])
         return self.backend
-
-    @property
-    def api_endpoint(self) -> tuple[str, int] | None:
-        """Where schedgate reaches the API server, for a proxy in front of it (None if the provider cannot say)."""
-        return self.backend.api_endpoint if isinstance(self.backend, ExposesApiServer) else None
-
-    def export_logs(self, dest: Path) -> None:
-        exporter = self.capability(ExportsLogs, "export node logs")  # type: ignore[type-abstract]
-        exporter.export_logs(dest)
 
     # -- topology ----------------------------------------------------------
     def pool(self, name: str) -> list[str]:
@@ -121,7 +105,7 @@ class Cluster:
     def node_count(self) -> int:
         """Nodes the scheduler sees: the definition's, any a test added, any the provider adds, and the sync
         node while a black box runs (cordoned, as a provider's own are: "node(s) were unschedulable")."""
-        return len(self.node_names) + len(self.nodes.added) + int(self.barrier.made) + len(self.extra_nodes)
+        return len(self.node_names) + len(self.nodes.added) + int(self.barrier.made) + len(self.backend.extra_nodes)
 
     # -- schedulers --------------------------------------------------------
     def start_scheduler(self, config: SchedulerConfig, binary: Path | None = None, *,
@@ -131,14 +115,14 @@ class Cluster:
         With ``api_server`` (``https://host:port``, e.g. an :class:`~schedgate.faults.apiproxy.ApiProxy`), its
         kubeconfig names that address instead of the API server's own, with the same credentials and CA.
         """
-        starter = self.capability(StartsSchedulers, "start more schedulers")  # type: ignore[type-abstract]
+        starter = self.use(StartsSchedulers)  # type: ignore[type-abstract]
         taken = sorted(set(config.profile_names) & set(self.schedulers))
         if taken:
             raise ComponentError(f"profile(s) {taken} are already served by a running scheduler")
         return starter.start_scheduler(config, binary, api_server)
 
     def stop_scheduler(self, proc: Scheduler) -> None:
-        starter = self.capability(StartsSchedulers, "stop the schedulers it started")  # type: ignore[type-abstract]
+        starter = self.use(StartsSchedulers)  # type: ignore[type-abstract]
         starter.stop_scheduler(proc)
 
     def scheduler(self, profile: str) -> Scheduler:
@@ -156,7 +140,7 @@ class Cluster:
         scheduler is watched until it has renewed its lease or exited; one that exited is restarted,
         as its supervisor would. Returns the seconds the API server was gone and the schedulers restarted.
         """
-        restarter = self.capability(RestartsApiServer, "restart its API server")  # type: ignore[type-abstract]
+        restarter = self.use(RestartsApiServer)  # type: ignore[type-abstract]
         down = restarter.restart_apiserver()
         back = datetime.now(UTC)
         restarted = []
@@ -202,7 +186,7 @@ class Cluster:
 
         Returns the schedulers that had to be restarted."""
         revived = self.revive()
-        if self.apply_nodes() or revived:
+        if self.nodes.reset() or revived:
             self.sync_schedulers()
         return revived
 
@@ -243,51 +227,11 @@ class Cluster:
         node = (raw.get("spec") or {}).get("nodeName")
         return [d if p == node else f"{p}/{d}" for _, p, d in devices.allocated(pod.ns.name, raw)] if devices else []
 
-    # -- node edits (undone before the next test) ----------------------------
-    def label(self, node: str, key: str, value: str) -> None:
-        self.nodes.label(node, key, value)
-
-    def unlabel(self, node: str, key: str) -> None:
-        self.nodes.label(node, key, None)
-
-    def annotate(self, node: str, key: str, value: str | None) -> None:
-        """Set (or with ``None`` remove) a node annotation, e.g. a capacity a plugin reads."""
-        self.nodes.annotate(node, key, value)
-
-    def taint(self, node: str, key: str, value: str = "", effect: str = "NoSchedule") -> None:
-        self.nodes.taint(node, key, value, effect)
-
-    def untaint(self, node: str, key: str) -> None:
-        self.nodes.untaint(node, key)
-
-    def set_gpus(self, node: str, count: int) -> None:
-        """Change the node's GPU capacity and allocatable (e.g. a device going offline)."""
-        self.nodes.set_gpus(node, count)
-
-    def set_resources(self, node: str, capacity: Mapping[str, str], allocatable: Mapping[str, str]) -> None:
-        self.nodes.set_resources(node, capacity, allocatable)
-
-    def set_conditions(self, node: str, conditions: Sequence[Condition]) -> None:
-        self.nodes.set_conditions(node, conditions)
-
-    def add_node(self, spec: NodeSpec) -> None:
-        self.nodes.add(spec)
-
+    # -- nodes (edits are ``cluster.nodes``'s, undone before the next test) ----------
     def redefine(self, definition: ClusterDefinition) -> None:
         """Run on another definition's nodes from now on (a control plane reused for a small cluster)."""
         self.nodes.redefine(definition)
         self.definition = definition
-
-    def cordon(self, node: str) -> None:
-        """Mark the node unschedulable (``kubectl cordon``)."""
-        self.nodes.cordon(node)
-
-    def delete_node(self, node: str) -> None:
-        self.nodes.delete(node)
-
-    def apply_nodes(self) -> bool:
-        """Bring every node back to its definition; returns whether anything changed."""
-        return self.nodes.reset()
 
     # -- scheduler cache barrier --------------------------------------------
     def sync_schedulers(self, timeout: float = 15.0) -> float:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from schedgate.cluster.abilities import Ability
 from schedgate.errors import ComponentError, NotHere
 from schedgate.kube.api import read_json
 from schedgate.kube.watch import MATCH, Check, pending, wait_for_items
@@ -37,12 +38,10 @@ class NodeBackend(Protocol):
     """How one provider's nodes are created, advertised and brought back."""
 
     @property
-    def runs_pods(self) -> bool:
-        """Whether something runs the pods bound to these nodes (a kubelet, or a node agent): they go Ready."""
-
-    @property
-    def admits_pods(self) -> bool:
-        """Whether a kubelet's admission checks a bound pod against the node (and fails one that does not fit)."""
+    def abilities(self) -> frozenset[Ability]:
+        """Which of ADDS_NODES (a Node object it creates is a whole node, no kubelet needed behind it),
+        RUNS_PODS (something runs the pods bound to these nodes, a kubelet or a node agent: they go Ready)
+        and ADMITS_PODS (a kubelet's admission checks a bound pod against the node) these nodes have."""
 
     def before_edit(self, node: str, what: str) -> None:
         """Called before schedgate writes ``node`` (``what``: the edit, for the reason; :data:`DELETE` for a
@@ -67,10 +66,6 @@ class NodeBackend(Protocol):
 
     def set_conditions(self, node: str, conditions: Sequence[Condition]) -> None:
         """Set these status conditions (by type; the others stay)."""
-
-    @property
-    def adds_nodes(self) -> bool:
-        """Whether a Node object this backend creates is a whole node (no kubelet needed behind it)."""
 
 
 @dataclass
@@ -117,16 +112,18 @@ def _diff(have: Mapping[str, str], want: Mapping[str, str], resources: set[str])
 @dataclass
 class ApiOnlyNodes:
     """Node objects only: schedgate writes capacity, allocatable and a Ready condition; nothing overwrites them.
-    With a node agent (kwok) ``runs_pods``: it renews their Leases and runs their pods, admitting every one."""
+    With a node agent (kwok, ``agent``) they have RUNS_PODS: it renews their Leases and runs their pods,
+    admitting every one."""
 
     core: Any
-    runs_pods: bool = False
-    admits_pods: bool = False
+    agent: bool = False  # a node agent runs their pods
+
+    @property
+    def abilities(self) -> frozenset[Ability]:
+        return frozenset({Ability.ADDS_NODES, *([Ability.RUNS_PODS] if self.agent else [])})
 
     def before_edit(self, node: str, what: str) -> None:
         return None  # schedgate made these nodes: every edit is allowed
-
-    adds_nodes: bool = True
 
     def bring_back(self, spec: NodeSpec) -> bool:
         # Status goes with the create, as a kubelet registers its node: one event, the node whole at once
@@ -181,9 +178,7 @@ class KubeletNodes:
     core: Any
     provider: str
     recreate: Callable[[str], None] | None = None
-    runs_pods: bool = True
-    admits_pods: bool = True
-    adds_nodes: bool = False
+    abilities: frozenset[Ability] = frozenset({Ability.RUNS_PODS, Ability.ADMITS_PODS})
 
     def before_edit(self, node: str, what: str) -> None:
         return None  # schedgate made these nodes: every edit is allowed

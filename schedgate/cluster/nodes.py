@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from schedgate.cluster.abilities import Ability
 from schedgate.cluster.devices import Devices
 from schedgate.cluster.heartbeats import Held, restart_heartbeat, stop_heartbeat
 from schedgate.cluster.node_kinds import (
@@ -68,7 +69,10 @@ class Nodes:
     @property
     def publishes_devices(self) -> bool:
         """Whether the nodes' devices can be published: API-only nodes, or kubelets with a DRA driver."""
-        return self.devices is not None and (self.backend.adds_nodes or self.devices.on_kubelets)
+        return self.devices is not None and (self._can(Ability.ADDS_NODES) or self.devices.on_kubelets)
+
+    def _can(self, ability: Ability) -> bool:
+        return ability in self.backend.abilities
 
     def _touch(self, node: str, aspect: Aspect, key: str, what: str = "") -> None:
         self.backend.before_edit(node, what or (f"set {aspect} {key}" if aspect != "node" else key))
@@ -125,7 +129,7 @@ class Nodes:
 
     def add(self, spec: NodeSpec) -> None:
         """Create a node the definition does not have; the reset deletes it again."""
-        if not self.backend.adds_nodes:
+        if not self._can(Ability.ADDS_NODES):
             raise NotHere(f"node {spec.name} cannot be added: this provider's nodes are kubelets it started")
         if self.read(spec.name) is not None:
             raise ComponentError(f"node {spec.name} cannot be added: a node of that name exists")
@@ -137,7 +141,7 @@ class Nodes:
     def add_many(self, specs: Sequence[NodeSpec]) -> None:
         """Create nodes the definition does not have, several at a time (each as :meth:`add` would, without
         reading it back); the reset deletes them, or :meth:`remove_added` sooner."""
-        if not self.backend.adds_nodes:
+        if not self._can(Ability.ADDS_NODES):
             raise NotHere(f"{len(specs)} nodes cannot be added: this provider's nodes are kubelets it started")
         taken = sorted(set(self._listed()) & {s.name for s in specs})
         if taken:
@@ -178,7 +182,7 @@ class Nodes:
 
     def stop_heartbeat(self, node: str) -> None:
         """Stop the node's heartbeat (:mod:`schedgate.cluster.heartbeats`); the reset starts it again."""
-        if not (isinstance(self.backend, ApiOnlyNodes) and self.backend.runs_pods):
+        if not (isinstance(self.backend, ApiOnlyNodes) and self._can(Ability.RUNS_PODS)):
             raise NotHere(f"node {node}: stopping a heartbeat needs the local provider's node agent "
                           "(a definition with nodeAgent: {kind: kwok}); a kubelet's own is not stopped here")
         self._touch(node, "node", "heartbeat stopped")
@@ -215,7 +219,7 @@ class Nodes:
                 changed |= self.devices.make_classes(self.definition)
         listed = self._listed()
         missing = [spec for spec in self.definition.nodes() if spec.name not in listed]
-        if len(missing) > 1 and self.backend.adds_nodes:
+        if len(missing) > 1 and self._can(Ability.ADDS_NODES):
             self._create_many(missing)
             listed, changed = self._listed(), True
         for spec in self.definition.nodes():
@@ -243,7 +247,7 @@ class Nodes:
         anew (nothing of the old one is left on it), then every node is made as defined."""
         if definition == self.definition:
             return
-        if not self.backend.adds_nodes:
+        if not self._can(Ability.ADDS_NODES):
             raise NotHere("this provider's nodes are kubelets it started; it cannot replace them")
         want = {n.name: n for n in definition.nodes()}
         for spec in self.definition.nodes():

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TextIO
 
+from schedgate.cluster.abilities import Ability
 from schedgate.errors import SchedgateError
 from schedgate.providers.base import ClusterRequest, Provider, Started, read_info, write_info
 from schedgate.providers.existing import ExistingProvider
@@ -44,7 +45,7 @@ def start_cluster(req: ClusterRequest, out: TextIO | None = None) -> Started:
     if req.scheduler_binary is not None:
         check_executable(req.scheduler_binary, "--scheduler-binary")
     box = req.scheduler_config.black_box
-    if box is not None and not p.runs_black_boxes:
+    if box is not None and Ability.RUNS_BLACK_BOXES not in p.abilities:
         raise SchedgateError(f"{box.source}: the {p.name} provider cannot run a BlackBoxScheduler")
     p.preflight(req)
     with shown_on(out):

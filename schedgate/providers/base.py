@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from schedgate.cluster import Cluster, ComponentDied
+from schedgate.cluster.abilities import Ability
 from schedgate.cluster.apiserver import read_feature_gates
 from schedgate.errors import ComponentError
 from schedgate.runtime.binaries import resolve
@@ -62,19 +63,11 @@ class Started:
 
 class Provider(Protocol):
     name: str
-    # Whether it can make a cluster for any definition (local, kind); one that runs in a given cluster
-    # (existing) cannot, and a scenario file that needs another definition or profile is skipped there.
-    makes_clusters: bool
-    # Its nodes are API-only: schedgate publishes a definition's devices as ResourceSlices itself.
-    publishes_devices: bool
-    # It can run a black-box scheduler (spec.blackbox) as the scheduler under test.
-    runs_black_boxes: bool
-    # It can add a node (a Node object with no kubelet behind it): local; kind's nodes are kubelets that
-    # register themselves, an existing cluster's are its own.
-    adds_nodes: bool
-    # Every node is a kubelet, whose admission refuses a pod that does not fit (kind): a scenario that
-    # lets two schedulers overcommit a node cannot run. Elsewhere the step decides per node.
-    kubelets_only: bool
+    # What it can do for any definition (:mod:`schedgate.cluster.abilities`), read before anything starts.
+    # Without MAKES_CLUSTERS (existing: one cluster as it is) a file that needs another definition or profile
+    # is skipped; without ADDS_NODES a file that adds nodes is. What a cluster it started can do is its
+    # backend's ``abilities``.
+    abilities: frozenset[Ability]
 
     def cannot_run(self, definition: ClusterDefinition) -> str | None:
         """Why this provider cannot make a cluster of ``definition`` on this machine, in one line; ``None``

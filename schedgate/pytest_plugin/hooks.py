@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from _pytest.junitxml import xml_key  # where pytest keeps its JUnit writer (no public name)
 
+from schedgate.cluster import Ability
 from schedgate.errors import NotHere, SchedgateError
 from schedgate.objects.schedlog import read_logs
 from schedgate.pytest_plugin import exclusive
@@ -191,7 +192,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def _after_call(item: pytest.Item, rep: pytest.TestReport, state: ItemState) -> None:
     """Record the test's pod timings and, on failure (or --artifacts-on always), write its artifacts."""
     c = state.cluster
-    if c.backend.nodes.runs_pods and rep.passed:
+    if c.can(Ability.RUNS_PODS) and rep.passed:
         for namespace in state.namespaces:
             why = wait_bound_pods_ready(namespace, cut_off=c.nodes.stopped)
             if why:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from schedgate.cluster import Cluster
+from schedgate.cluster import Ability, Cluster
 from schedgate.cluster.apiserver import read_feature_gates
 from schedgate.errors import SchedgateError
 from schedgate.providers import ClusterRequest, Started, provider, start_cluster
@@ -107,7 +107,7 @@ class ExtraClusters:
         return c
 
     def _start(self, scenario: Scenario, config: SchedulerConfig, by_config: str, key: str) -> Started:
-        if not provider(self.base.provider).makes_clusters:
+        if Ability.MAKES_CLUSTERS not in provider(self.base.provider).abilities:
             pytest.skip(f"schedgate: the {self.base.provider} provider runs in one cluster as it is; "
                         f"{scenario.source} needs another cluster definition or scheduler profile")
         self.close()  # at most one extra cluster at a time
@@ -119,7 +119,7 @@ class ExtraClusters:
             failed = str(e)
         if failed:  # outside the except: the one line, not chained to the exception that carried it
             pytest.fail(f"schedgate: cluster for {scenario.source}: {failed}", pytrace=False)
-        self.started[by_config if started.cluster.nodes.backend.adds_nodes else key] = started
+        self.started[by_config if started.cluster.can(Ability.ADDS_NODES) else key] = started
         return started
 
     def close(self) -> None:
@@ -205,7 +205,8 @@ def _same(scenario: Scenario, req: ClusterRequest) -> bool:
     """Whether the file runs on the session's cluster. A provider that does not start clusters cannot turn
     on what the file's ``requires:`` needs: it compares the definition as written (the file skips there
     when the cluster lacks the need)."""
-    mine = scenario.definition if provider(req.provider).makes_clusters else as_written(scenario.definition)
+    mine = scenario.definition if Ability.MAKES_CLUSTERS in provider(req.provider).abilities else \
+        as_written(scenario.definition)
     return mine == req.definition and (
         scenario.scheduler is None or scenario.scheduler.doc == req.scheduler_config.doc)
 
@@ -224,16 +225,16 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
     refused = provider(name).cannot_run(scenario.definition)
     if refused:
         pytest.skip(f"schedgate: {refused}")
-    here = provider(name)
+    here = provider(name).abilities
     kubelets = kubelet_nodes(scenario.definition)  # kind's workers: they register themselves, and admit
-    if "adds" in scenario.node_objects and (kubelets or not here.adds_nodes):
+    if "adds" in scenario.node_objects and (kubelets or Ability.ADDS_NODES not in here):
         pytest.skip(f"schedgate: {scenario.source}: {scenario.node_objects['adds']} adds nodes; the {name} "
                     "provider's nodes are kubelets or a cluster's own (the local provider adds them)")
-    if "overcommits" in scenario.node_objects and (kubelets or here.kubelets_only):
+    if "overcommits" in scenario.node_objects and kubelets:
         pytest.skip(f"schedgate: {scenario.source}: {scenario.node_objects['overcommits']} needs a node the API "
                     f"server lets two schedulers overcommit; every {name} node runs a kubelet, whose admission "
                     "refuses a pod that does not fit (the local provider's nodes do not)")
-    if scenario.has_devices and not provider(name).publishes_devices:
+    if scenario.has_devices and Ability.PUBLISHES_DEVICES not in here:
         pytest.skip(f"schedgate: {scenario.source} defines devices; the {name} provider's nodes are a cluster's "
                     "own, with its own DRA drivers (local publishes them, kind runs schedgate's driver)")
     needs = dict(scenario.needs)
@@ -245,7 +246,7 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
         cluster: Cluster = request.getfixturevalue("cluster")
     else:  # a version too old for a feature skips before a cluster of the scenario's own definition starts,
         # and without starting the session's: a cluster schedgate makes runs the pinned version
-        version = pinned_kubernetes_version() if here.makes_clusters else \
+        version = pinned_kubernetes_version() if Ability.MAKES_CLUSTERS in here else \
             request.getfixturevalue("cluster").kubernetes_version
         too_old = skip_reason(needs, version, scenario.source, on=turned_on)
         if too_old:

@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from schedgate.cluster import Cluster, ExportsLogs, is_sync_node
+from schedgate.cluster import Ability, Cluster, ExportsLogs, is_sync_node
 from schedgate.kube.api import read_json
 from schedgate.objects.schedlog import read_logs
 from schedgate.report.explain import explain, explain_html, explain_text
@@ -133,8 +133,9 @@ def collect(dest: Path, cluster: Cluster, namespaces: list[str], *, title: str, 
         text = part(f"scheduler {s.name} /metrics", s.metrics_text, api=False) if s.alive() else None
         if text is not None:
             base.with_suffix(".metrics.txt").write_text(text)
-    if cluster.can(ExportsLogs):
-        part("node logs", lambda: cluster.export_logs(dest / "node-logs"), api=False)
+    if cluster.can(Ability.EXPORTS_LOGS):
+        logs = cluster.use(ExportsLogs)  # type: ignore[type-abstract]
+        part("node logs", lambda: logs.export_logs(dest / "node-logs"), api=False)
     if errors:
         (dest / "errors.txt").write_text("\n".join(errors) + "\n")
     return dest

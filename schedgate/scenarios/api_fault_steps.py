@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from schedgate.cluster import ReroutesSchedulers
+from schedgate.cluster import ExposesApiServer, ReroutesSchedulers
 from schedgate.faults.apiproxy import ApiProxy
 from schedgate.scenarios.declare import Declared, arg, read_string
 from schedgate.scenarios.parse import Parser
@@ -70,10 +70,9 @@ class ApiFaults(Declared):
         scheduler = r.cluster.scheduler(self.profile)
         if (proxy := r.api_proxies.get(scheduler.name)) is not None:
             return proxy
-        router = r.cluster.capability(ReroutesSchedulers, "put a proxy before its schedulers")  # type: ignore[type-abstract]
-        endpoint = r.cluster.api_endpoint
-        assert endpoint is not None  # a provider that reroutes its schedulers says where its API server is
-        proxy = ApiProxy(upstream=endpoint, host=r.cluster.extender_host).start()
+        router = r.cluster.use(ReroutesSchedulers)  # type: ignore[type-abstract]
+        endpoint = r.cluster.use(ExposesApiServer).api_endpoint  # type: ignore[type-abstract]
+        proxy = ApiProxy(upstream=endpoint, host=r.cluster.backend.extender_host).start()
         r.api_proxies[scheduler.name] = proxy
         router.reroute_scheduler(scheduler, proxy.address)
         return proxy

@@ -127,7 +127,7 @@ class ExtenderStep(Declared):
         if r.extender is None:
             if self.kind is None:
                 raise AssertionError("the first extender step must say its kind (hard or soft)")
-            r.extender = Extender(host=r.cluster.extender_host).up()
+            r.extender = Extender(host=r.cluster.backend.extender_host).up()
         ext = r.extender
         if self.slots is not None:
             ext.slots = dict(self.slots)

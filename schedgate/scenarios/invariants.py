@@ -46,8 +46,8 @@ from typing import Any
 
 from kubernetes import client as k8s
 
+from schedgate.cluster.abilities import Ability, AuditsRequests
 from schedgate.cluster.audit import by_schedulers, marked, removals
-from schedgate.cluster.backend import AuditsRequests
 from schedgate.cluster.sync import SYNC_DRIVER
 from schedgate.kube.api import read_json
 from schedgate.kube.poll import PollTimeout, poll_until
@@ -252,9 +252,9 @@ def unreported(r: Run, events: list[dict[str, Any]]) -> tuple[list[dict[str, Any
     DisruptionTarget condition (final: the condition's write precedes the deletion; an eviction's is the API
     server's own), as violations: a preemption names its preemptor and marks its victim, and a scheduler that
     removes a pod without saying why is judged by what the API server recorded. And the figure's line."""
-    if not r.cluster.can(AuditsRequests):
+    if not r.cluster.can(Ability.AUDITS_REQUESTS):
         return [], [], "preemption: victims read from the schedulers' events only (no audit log of the API server here)"
-    audit = r.cluster.capability(AuditsRequests, "read its API server's audit log")  # type: ignore[type-abstract]
+    audit = r.cluster.use(AuditsRequests)  # type: ignore[type-abstract]
     lines = audit.audit_lines()
     removed = by_schedulers(removals(lines, r.ns.name))
     conditioned = marked(lines, r.ns.name)

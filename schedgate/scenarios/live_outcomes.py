@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 
 from kubernetes import client as k8s
 
+from schedgate.cluster.abilities import Ability, AuditsRequests
 from schedgate.cluster.audit import disruptions, removals
-from schedgate.cluster.backend import AuditsRequests
 from schedgate.cluster.node_kinds import _NodeList
 from schedgate.kube.api import read_json
 from schedgate.kube.watch import MATCH, Check, Matcher, fail, pending, wait_for, wait_for_items
@@ -96,10 +96,10 @@ class Evicted(DeclaredOutcome):
     reason: str | None = arg("reason", "DeletionByTaintManager, PreemptionByScheduler, ...", STR, read_string)
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
-        if not r.cluster.can(AuditsRequests):
+        if not r.cluster.can(Ability.AUDITS_REQUESTS):
             r.each(pods, evicted(self.reason), timeout)
             return
-        audit = r.cluster.capability(AuditsRequests, "read its API server's audit log")  # type: ignore[type-abstract]
+        audit = r.cluster.use(AuditsRequests)  # type: ignore[type-abstract]
         deadline = time.monotonic() + timeout
         for name in pods:
             gone = functools.partial(self._gone, audit, r.ns.name, name)

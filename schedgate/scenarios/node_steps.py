@@ -45,7 +45,7 @@ class Label(NodeStep):
     value: str = arg("value", "the label's value (quote \"true\"; null: empty)", LABEL, read_label_value)
 
     def on(self, r: Run, node: str) -> None:
-        r.cluster.label(node, self.key, self.value)
+        r.cluster.nodes.label(node, self.key, self.value)
 
 
 @step("unlabel")
@@ -56,7 +56,7 @@ class Unlabel(NodeStep):
     key: str = KEY
 
     def on(self, r: Run, node: str) -> None:
-        r.cluster.unlabel(node, self.key)
+        r.cluster.nodes.label(node, self.key, None)
 
 
 @step("annotateNodes")
@@ -69,7 +69,7 @@ class AnnotateNodes(NodeStep):
 
     def on(self, r: Run, node: str) -> None:
         for k, val in self.annotations:
-            r.cluster.annotate(node, k, val)
+            r.cluster.nodes.annotate(node, k, val)
 
 
 @step("taint")
@@ -83,7 +83,7 @@ class TaintNodes(NodeStep):
                       lambda p, x, w: p.v.taint_effect(x, w), default="NoSchedule")
 
     def on(self, r: Run, node: str) -> None:
-        r.cluster.taint(node, self.key, self.value, self.effect)
+        r.cluster.nodes.taint(node, self.key, self.value, self.effect)
 
 
 @step("untaint")
@@ -94,7 +94,7 @@ class Untaint(NodeStep):
     key: str = KEY
 
     def on(self, r: Run, node: str) -> None:
-        r.cluster.untaint(node, self.key)
+        r.cluster.nodes.untaint(node, self.key)
 
 
 @step("setGPUs")
@@ -105,7 +105,7 @@ class SetGPUs(NodeStep):
     count: int = arg("count", "GPUs each node reports", whole(), lambda p, x, w: p.v.whole(x, w))
 
     def on(self, r: Run, node: str) -> None:
-        r.cluster.set_gpus(node, self.count)
+        r.cluster.nodes.set_gpus(node, self.count)
 
 
 @step("deleteNodes")
@@ -114,7 +114,7 @@ class DeleteNodes(NodeStep):
     """Delete nodes (on local; a kubelet's node registers itself again)."""
 
     def on(self, r: Run, node: str) -> None:
-        r.cluster.delete_node(node)
+        r.cluster.nodes.delete(node)
 
 
 @step("cordon")
@@ -123,7 +123,7 @@ class Cordon(NodeStep):
     """Mark nodes unschedulable (``kubectl cordon``); undone before the next test."""
 
     def on(self, r: Run, node: str) -> None:
-        r.cluster.cordon(node)
+        r.cluster.nodes.cordon(node)
 
 
 @step("stopHeartbeats")

@@ -191,7 +191,7 @@ class AddNodes(Declared):
 
     def run(self, r: Run) -> None:
         for spec in self.specs:
-            r.cluster.add_node(spec)
+            r.cluster.nodes.add(spec)
 
 
 def _resources(p: Parser, raw: Any, w: str) -> tuple[tuple[str, str], ...]:
@@ -216,7 +216,7 @@ class SetResources(NodeStep):
             p.v.fail(w, "needs 'capacity', 'allocatable' or both")
 
     def on(self, r: Run, node: str) -> None:
-        r.cluster.set_resources(node, dict(self.capacity), dict(self.allocatable))
+        r.cluster.nodes.set_resources(node, dict(self.capacity), dict(self.allocatable))
 
 
 @step("setConditions")
@@ -229,4 +229,4 @@ class SetConditions(NodeStep):
                                             lambda p, x, w: parse_conditions(p.v, x, w))
 
     def on(self, r: Run, node: str) -> None:
-        r.cluster.set_conditions(node, self.conditions)
+        r.cluster.nodes.set_conditions(node, self.conditions)

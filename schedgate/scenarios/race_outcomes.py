@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from schedgate.cluster import Ability
 from schedgate.errors import NotHere
 from schedgate.kube.api import read_json
 from schedgate.objects.matchers import scheduled_on
@@ -50,7 +51,7 @@ class Overcommitted(DeclaredOutcome):
                         default="nvidia.com/gpu")
 
     def check(self, r: Run, pods: list[str], timeout: float, index: int) -> None:
-        if r.cluster.backend.nodes.admits_pods:
+        if r.cluster.can(Ability.ADMITS_PODS):
             raise NotHere(f"overcommitted: {self.node} runs a kubelet, whose admission refuses a pod that does "
                           "not fit; the step asserts what API-only nodes (the local provider) let through")
         r.each(pods, scheduled_on([self.node]), timeout)

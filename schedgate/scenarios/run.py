@@ -95,7 +95,7 @@ class Run:
             proxy.clear()
             try:
                 if (s := next((s for s in distinct(self.cluster.schedulers) if s.name == lease), None)) is not None:
-                    router = self.cluster.capability(ReroutesSchedulers, "reroute schedulers")  # type: ignore[type-abstract]
+                    router = self.cluster.use(ReroutesSchedulers)  # type: ignore[type-abstract]
                     router.reroute_scheduler(s, None)
             finally:
                 proxy.close()

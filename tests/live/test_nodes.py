@@ -22,17 +22,17 @@ def test_every_node_operation_is_undone_by_the_reset(cluster, ns):
     a, b = cluster.pool("gpu-net")[:2]
     want = {n: node_state(cluster, n) for n in (a, b)}
 
-    cluster.unlabel(a, HIGH_SPEED_NET)
-    cluster.label(a, "extra", "yes")
-    cluster.annotate(a, "schedgate.io/network-slots", "3")
-    cluster.taint(a, "broken", "true", "NoSchedule")
-    cluster.set_gpus(a, 3)
-    cluster.delete_node(b)
+    cluster.nodes.label(a, HIGH_SPEED_NET, None)
+    cluster.nodes.label(a, "extra", "yes")
+    cluster.nodes.annotate(a, "schedgate.io/network-slots", "3")
+    cluster.nodes.taint(a, "broken", "true", "NoSchedule")
+    cluster.nodes.set_gpus(a, 3)
+    cluster.nodes.delete(b)
     assert node_state(cluster, a) != want[a]
 
-    assert cluster.apply_nodes() is True
+    assert cluster.nodes.reset() is True
     assert {n: node_state(cluster, n) for n in (a, b)} == want
-    assert cluster.apply_nodes() is False, "a second reset must find nothing to change"
+    assert cluster.nodes.reset() is False, "a second reset must find nothing to change"
     cluster.sync_schedulers()
 
 
@@ -41,17 +41,17 @@ def test_nodes_deleted_together_come_back_together_exactly_as_defined(cluster, n
     gone = cluster.pool("gpu-net") + cluster.pool("cpu")
     want = {n: node_state(cluster, n) for n in gone}
     for n in gone:
-        cluster.delete_node(n)
-    assert cluster.apply_nodes() is True
+        cluster.nodes.delete(n)
+    assert cluster.nodes.reset() is True
     assert {n: node_state(cluster, n) for n in gone} == want
-    assert cluster.apply_nodes() is False, "a second reset must find nothing to change"
+    assert cluster.nodes.reset() is False, "a second reset must find nothing to change"
     cluster.sync_schedulers()
 
 
 def test_a_taint_added_in_a_test_keeps_pods_off_the_node(cluster, ns):
     net = cluster.pool("gpu-net")
     for node in net[1:]:
-        cluster.taint(node, "maintenance", "true")
+        cluster.nodes.taint(node, "maintenance", "true")
     pod = gpu_pod("infer").create(ns)
     wait_for(pod, scheduled_on(net[:1], never=net[1:]))
 
@@ -59,14 +59,14 @@ def test_a_taint_added_in_a_test_keeps_pods_off_the_node(cluster, ns):
 def test_a_deleted_node_is_gone_for_the_scheduler(cluster, ns):
     net = cluster.pool("gpu-net")
     for node in net:
-        cluster.delete_node(node)
+        cluster.nodes.delete(node)
     pod = gpu_pod("infer").create(ns)
     wait_for(pod, unschedulable(message=rf"^0/{cluster.node_count() - len(net)} nodes are available"))
 
 
 def test_gpu_capacity_changes_show_in_allocatable(cluster):
     node = cluster.pool("gpu-net")[0]
-    cluster.set_gpus(node, 2)
+    cluster.nodes.set_gpus(node, 2)
     assert cluster.gpus_allocatable(node) == 2
     assert cluster.core.read_node(node).status.capacity[GPU] == "2"
 
@@ -80,13 +80,13 @@ def test_a_pod_change_after_a_node_edit_waits_until_every_scheduler_has_seen_the
     barriers = cluster.barrier.count
     first = gpu_pod("no-edit-before").create(ns)
     assert cluster.barrier.count == barriers, "no edit was made: nothing to wait for"
-    cluster.label(node, "example.com/edited", "yes")
+    cluster.nodes.label(node, "example.com/edited", "yes")
     second = gpu_pod("after-an-edit").create(ns)
     assert cluster.barrier.count == barriers + 1
     first.delete()
     second.annotate("example.com/x", "y")
     assert cluster.barrier.count == barriers + 1, "one barrier covers every edit before it"
-    cluster.label(node, "example.com/edited", "again")
+    cluster.nodes.label(node, "example.com/edited", "again")
     with cluster.stale_ok():
         gpu_pod("racing-the-cache").create(ns)
     assert cluster.barrier.count == barriers + 1
@@ -103,11 +103,11 @@ def test_conditions_a_test_sets_are_put_back_by_the_reset(cluster, ns):
         return {c.type: c.status for c in cluster.core.read_node(node).status.conditions}
 
     assert conditions() == {"Ready": "True"}
-    cluster.set_conditions(node, [Condition("Ready", "False"), Condition("example.com/Disk", "True", "Full")])
+    cluster.nodes.set_conditions(node, [Condition("Ready", "False"), Condition("example.com/Disk", "True", "Full")])
     assert conditions() == {"Ready": "False", "example.com/Disk": "True"}
-    assert cluster.apply_nodes() is True
+    assert cluster.nodes.reset() is True
     assert conditions() == {"Ready": "True"}
-    assert cluster.apply_nodes() is False
+    assert cluster.nodes.reset() is False
     cluster.sync_schedulers()
 
 

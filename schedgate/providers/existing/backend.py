@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from kubernetes import client as k8s
 
+from schedgate.cluster.abilities import Ability, running
 from schedgate.cluster.nodes import DELETE, NodeBackend
 from schedgate.errors import NotHere
 from schedgate.kube.api import create_objects, create_or_keep, ignore_not_found, read_json
@@ -45,16 +46,9 @@ class ExistingNodes:
     allow_fake_gpus: bool = False
 
     @property
-    def runs_pods(self) -> bool:
-        return any(k.runs_pods for k in self.kinds.values())
-
-    @property
-    def admits_pods(self) -> bool:
-        return any(k.admits_pods for k in self.kinds.values())
-
-    @property
-    def adds_nodes(self) -> bool:
-        return False  # schedgate adds no node to a cluster it did not make
+    def abilities(self) -> frozenset[Ability]:
+        """Its nodes' (any node's kind), but never ADDS_NODES: schedgate adds no node to a cluster it did not make."""
+        return frozenset(a for k in self.kinds.values() for a in k.abilities) - {Ability.ADDS_NODES}
 
     def _kind(self, node: str) -> NodeBackend:
         try:
@@ -101,6 +95,11 @@ class ExistingNodes:
         self._kind(node).set_resources(node, capacity, allocatable)
 
 
+# One cluster as it is (a file that needs another definition or profile is skipped), its nodes and devices
+# its own (its drivers publish them); black boxes run as processes beside it, like its kube-schedulers.
+EXISTING = frozenset({Ability.RUNS_BLACK_BOXES})
+
+
 @dataclass
 class ExistingBackend:
     """What a run can do in an existing cluster: start schedulers (processes here), be proxied."""
@@ -120,6 +119,10 @@ class ExistingBackend:
     name: str = "existing"
     extender_host: str = "127.0.0.1"  # the schedulers run on this machine
     extra_nodes: tuple[str, ...] = ()
+
+    @property
+    def abilities(self) -> frozenset[Ability]:
+        return running(self, EXISTING, self.nodes.abilities)
 
     @property
     def pki(self) -> Path:

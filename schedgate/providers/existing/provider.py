@@ -31,9 +31,8 @@ from typing import Any
 
 from kubernetes import client as k8s
 
-from schedgate.cluster import ApiOnlyNodes, Cluster, KubeletNodes
+from schedgate.cluster import Ability, ApiOnlyNodes, Cluster, KubeletNodes, NodeBackend
 from schedgate.cluster.apiserver import read_feature_gates, serves
-from schedgate.cluster.nodes import NodeBackend
 from schedgate.errors import ComponentError, NotHere, SchedgateError
 from schedgate.kube.api import ignore_not_found, read_json
 from schedgate.kube.journal import JOURNAL, MANAGED_BY, Journal
@@ -58,7 +57,13 @@ from schedgate.providers.existing.access import (
     connect,
     where,
 )
-from schedgate.providers.existing.backend import EDITABLE_LABEL, ExistingBackend, ExistingNodes, RunningScheduler
+from schedgate.providers.existing.backend import (
+    EDITABLE_LABEL,
+    EXISTING,
+    ExistingBackend,
+    ExistingNodes,
+    RunningScheduler,
+)
 from schedgate.providers.identity import cluster_ca
 from schedgate.runtime.blackbox import BlackBoxProcess
 from schedgate.runtime.interrupts import interrupts_deferred
@@ -76,11 +81,7 @@ RUN_ANNOTATION = "schedgate.io/run"
 
 class ExistingProvider:
     name = "existing"
-    makes_clusters = False  # one cluster as it is: a scenario that needs another definition is skipped
-    publishes_devices = False  # its devices are its drivers'
-    runs_black_boxes = True  # as a process beside the cluster, like its kube-schedulers
-    adds_nodes = False
-    kubelets_only = False
+    abilities = EXISTING
 
     def cannot_run(self, definition: ClusterDefinition) -> str | None:
         return agent_unmet(definition, "existing")
@@ -257,7 +258,7 @@ def nodes_as_defined(c: ExistingContext) -> None:
     real_gpus = frozenset(name for name, n in c.node_objs.items()
                           if parse_quantity(((n.get("status") or {}).get("capacity") or {}).get(GPU, "0")) > 0)
     nodes = ExistingNodes(c.core, journal, kinds, editable, real_gpus, c.req.allow_fake_gpus)
-    kubelets = [n for name, n in c.node_objs.items() if kinds[name].admits_pods]
+    kubelets = [n for name, n in c.node_objs.items() if Ability.ADMITS_PODS in kinds[name].abilities]
     ca = cluster_ca(api, run.path / "cluster-ca.crt")
     c.backend = ExistingBackend(
         api=api, core=c.core, run=run, bins=bins,
@@ -269,7 +270,7 @@ def nodes_as_defined(c: ExistingContext) -> None:
                         kubernetes_version=c.version, backend=c.backend, timings=c.timings,
                         sync_node=SYNC_NODE, system_namespace_name=SYSTEM_NAMESPACE)
     try:
-        c.cluster.apply_nodes()
+        c.cluster.nodes.reset()
     except NotHere as e:
         raise SchedgateError(f"{c.req.definition.source}: {e} — or describe the node as it is") from None
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from kubernetes import client as k8s
 
+from schedgate.cluster.abilities import Ability, running
 from schedgate.cluster.audit import READ_LIMIT
 from schedgate.cluster.nodes import NodeBackend
 from schedgate.errors import ComponentError
@@ -30,6 +31,11 @@ from schedgate.runtime.blackbox import BlackBoxProcess
 from schedgate.runtime.procs import Component, Proc, RunDir
 from schedgate.runtime.scheduler import Scheduler, distinct, forget
 from schedgate.spec.schedconfig import SchedulerConfig
+
+# kwok nodes made in the cluster (a definition's kubelet workers cannot be added), devices published as
+# on local (by schedgate's DRA driver on kubelet workers), black boxes as processes on this machine with a
+# token of their own, as on an existing cluster.
+KIND = frozenset({Ability.MAKES_CLUSTERS, Ability.ADDS_NODES, Ability.PUBLISHES_DEVICES, Ability.RUNS_BLACK_BOXES})
 
 
 @dataclass
@@ -59,6 +65,10 @@ class KindBackend:
     agent: Proc | None = None  # kwok, beside the cluster, on its kwok nodes
     name: str = "kind"
     _ports: list[int] = field(default_factory=list)
+
+    @property
+    def abilities(self) -> frozenset[Ability]:
+        return running(self, KIND, self.nodes.abilities)
 
     @property
     def control_plane(self) -> str:

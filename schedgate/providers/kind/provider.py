@@ -41,7 +41,7 @@ from schedgate.providers.base import (
     smallest_allocatable,
     write_info,
 )
-from schedgate.providers.kind.backend import KindBackend
+from schedgate.providers.kind.backend import KIND, KindBackend
 from schedgate.providers.kind.config import (
     DEFINITION_RECORD,
     audit_patches,
@@ -73,11 +73,7 @@ log = logging.getLogger("schedgate")
 
 class KindProvider:
     name = "kind"
-    makes_clusters = True
-    publishes_devices = True  # as local does on kwok nodes; schedgate's DRA driver on kubelet workers
-    runs_black_boxes = True  # as a process on this machine with a token of its own, as on an existing cluster
-    adds_nodes = True  # kwok nodes (a definition's kubelet workers cannot: pytest_plugin.items asks)
-    kubelets_only = False
+    abilities = KIND
 
     def cannot_run(self, definition: ClusterDefinition) -> str | None:
         return too_large(definition) or (counters_only_local(definition, "kind's kubelet workers")
@@ -243,7 +239,7 @@ def start_scheduler(c: KindContext) -> None:
         scheduler_image=image, pod_image=c.host.pause_image(), extender_host=c.host.gateway(),
         api_endpoint=(address, 6443), containers=containers,
         nodes=KubeletNodes(core, "kind", recreate=lambda node: c.host.restart_kubelet(containers[node]))
-        if c.kubelets else ApiOnlyNodes(core, runs_pods=True), agent=c.agent,
+        if c.kubelets else ApiOnlyNodes(core, agent=True), agent=c.agent,
         run=run, programs=bins.programs, scheduler_args=tuple(req.definition.gates.feature_gates_flag()))
     default = StaticScheduler(name="kube-scheduler", config=default_scheduler_config(), effective=None,
                               config_path=run.path / "kube-scheduler.config.yaml", image="",
@@ -280,7 +276,7 @@ def nodes_as_defined(c: KindContext) -> None:
     c.cluster = Cluster(definition=c.req.definition, kubeconfig=c.kubeconfig, api=c.client(),
                         kubernetes_version=made(c.bins, "the pinned binaries").kubernetes_version, backend=backend,
                         timings=c.timings)
-    c.cluster.apply_nodes()
+    c.cluster.nodes.reset()
 
 
 # -- the one rollback, and the end ----------------------------------------------

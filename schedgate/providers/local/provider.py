@@ -16,6 +16,7 @@ from pathlib import Path
 from kubernetes import client as k8s
 
 from schedgate.cluster import SYNC_NODE, SYSTEM_NAMESPACE, ApiOnlyNodes, Cluster
+from schedgate.cluster.abilities import Ability, running
 from schedgate.cluster.audit import AUDIT_LOG, READ_LIMIT
 from schedgate.cluster.guard import install_sync_guard
 from schedgate.errors import ComponentError, SchedgateError
@@ -42,6 +43,10 @@ from schedgate.spec.agent import agent_unmet
 from schedgate.spec.cluster import ClusterDefinition
 from schedgate.spec.schedconfig import SchedulerConfig
 
+# API-only nodes made here (with the node agent's pods run), devices published by schedgate, black boxes
+# as processes beside the control plane.
+LOCAL = frozenset({Ability.MAKES_CLUSTERS, Ability.ADDS_NODES, Ability.PUBLISHES_DEVICES, Ability.RUNS_BLACK_BOXES})
+
 
 @dataclass
 class LocalBackend:
@@ -54,6 +59,10 @@ class LocalBackend:
     pod_image: str = PLACEHOLDER_IMAGE
     extender_host: str = "127.0.0.1"
     extra_nodes: tuple[str, ...] = ()
+
+    @property
+    def abilities(self) -> frozenset[Ability]:
+        return running(self, LOCAL, self.nodes.abilities)
 
     @property
     def schedulers(self) -> Mapping[str, Scheduler]:
@@ -101,11 +110,7 @@ class LocalBackend:
 
 class LocalProvider:
     name = "local"
-    makes_clusters = True
-    publishes_devices = True
-    runs_black_boxes = True
-    adds_nodes = True
-    kubelets_only = False
+    abilities = LOCAL
 
     def cannot_run(self, definition: ClusterDefinition) -> str | None:
         return agent_unmet(definition, "local")
@@ -193,11 +198,11 @@ def rbac(c: LocalContext) -> None:
 
 def nodes(c: LocalContext) -> None:
     api = c.cp.api_client()
-    backend = LocalBackend(cp=c.cp, nodes=ApiOnlyNodes(k8s.CoreV1Api(api), runs_pods=c.cp.agent is not None),
+    backend = LocalBackend(cp=c.cp, nodes=ApiOnlyNodes(k8s.CoreV1Api(api), agent=c.cp.agent is not None),
                            default_binary=c.binary)
     c.cluster = Cluster(definition=c.req.definition, kubeconfig=c.cp.admin_kubeconfig, api=api,
                         kubernetes_version=c.kubernetes_version, backend=backend, timings=c.cp.timings)
-    c.cluster.apply_nodes()
+    c.cluster.nodes.reset()
 
 
 def rollback(c: LocalContext) -> None:

@@ -115,9 +115,12 @@ def test_a_node_step_is_one_class_that_parses_and_runs_itself(tmp_path):
     assert cordon.action.nodes == ("gpu-net-1", "gpu-plain-1", "gpu-plain-2")
     calls: list[str] = []
 
-    class Cluster:
+    class Nodes:
         def cordon(self, node: str) -> None:
             calls.append(node)
+
+    class Cluster:
+        nodes = Nodes()
 
     class Run:
         cluster = Cluster()
@@ -244,6 +247,7 @@ def test_a_gpu_cycle_gives_each_pod_its_turn(tmp_path):
 def test_a_file_that_adds_or_overcommits_nodes_says_which_step_before_anything_starts():
     """What kind and an existing cluster cannot give (nodes schedgate adds, a node two schedulers overcommit)
     is read from the file, so those providers skip it at setup instead of failing a step midway."""
+    from schedgate.cluster import Ability
     from schedgate.providers.existing.provider import ExistingProvider
     from schedgate.providers.kind.provider import KindProvider
     from schedgate.providers.local.provider import LocalProvider
@@ -255,9 +259,8 @@ def test_a_file_that_adds_or_overcommits_nodes_says_which_step_before_anything_s
     assert load_scenario(scenarios / "two-schedulers-one-node.scenario.yaml").node_objects == {
         "overcommits": "steps[5].expect.overcommitted"}
     assert load_scenario(scenarios / "hard-constraint.scenario.yaml").node_objects == {}
-    assert (LocalProvider.adds_nodes, KindProvider.adds_nodes, ExistingProvider.adds_nodes) == (True, True, False)
-    assert (LocalProvider.kubelets_only, KindProvider.kubelets_only, ExistingProvider.kubelets_only) == (
-        False, False, False)
+    assert [Ability.ADDS_NODES in p.abilities for p in (LocalProvider, KindProvider, ExistingProvider)] == [
+        True, True, False]
 
 
 def test_scheduling_gates_are_one_pod_field_a_step_goes_over_and_a_fragment_over_that(tmp_path):
