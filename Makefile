@@ -60,16 +60,17 @@ docs: venv
 # kind when a Docker engine answers, else local (the pytest header says which); PROVIDER=... chooses.
 PROVIDER ?= $(shell docker info >/dev/null 2>&1 && echo kind || echo local)
 
-# pytest-xdist workers for the local suite, each with its own cluster: 2 on this 2-core machine took the
-# suite from 344 s to 200-232 s (docs/guides/parallel-runs.md). JOBS=1 runs it in one process. kind stays serial.
+# pytest-xdist workers, each with its own cluster: 2 on this 2-core machine took the local suite from 344 s
+# to 200-232 s (docs/guides/parallel-runs.md); on kind each worker has its own control planes. JOBS=1 runs
+# it in one process.
 JOBS  ?= 2
 XDIST := $(if $(filter-out 0 1,$(JOBS)),-n $(JOBS))
 
 e2e: tools
-	$(PYTEST) e2e --provider $(PROVIDER) $(if $(filter kind,$(PROVIDER)),,$(XDIST)) --junitxml=artifacts/junit-e2e.xml $(ARGS)
+	$(PYTEST) e2e --provider $(PROVIDER) $(XDIST) --junitxml=artifacts/junit-e2e.xml $(ARGS)
 
 e2e-kind: tools docker
-	$(PYTEST) e2e --provider kind --junitxml=artifacts/junit-e2e-kind.xml $(ARGS)
+	$(PYTEST) e2e --provider kind $(XDIST) --junitxml=artifacts/junit-e2e-kind.xml $(ARGS)
 
 repro: tools
 	@test -n "$(SCENARIO)" || { echo "make repro: say which file: make repro SCENARIO=e2e/scenarios/hard-constraint.scenario.yaml" >&2; exit 2; }

@@ -65,6 +65,7 @@ class KindBackend:
     agent: Proc | None = None  # kwok, beside the cluster, on its kwok nodes
     name: str = "kind"
     _ports: list[int] = field(default_factory=list)
+    _loaded: set[str] = field(default_factory=set)  # scheduler images loaded into the cluster since it started
 
     @property
     def abilities(self) -> frozenset[Ability]:
@@ -104,7 +105,9 @@ class KindBackend:
         img = self.scheduler_image
         if binary is not None:
             img = self.host.scheduler_image(Path(binary))
-            self.host.load_image(self.cluster, img)
+            if img != self.scheduler_image and img not in self._loaded:  # once per cluster: 2 s a load here
+                self.host.load_image(self.cluster, img)
+                self._loaded.add(img)
         lease = config.lease_name
         effective = config.effective(kubeconfig=IN_POD_KUBECONFIG, lease=lease)
         path = effective.write(self.run_dir / f"{lease}.config.yaml")

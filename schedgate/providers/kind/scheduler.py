@@ -18,7 +18,7 @@ import json
 import ssl
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,10 @@ FILES = "/etc/schedgate"  # each scheduler's configuration and kubeconfig, in a 
 IN_POD_KUBECONFIG = f"{FILES}/kubeconfig"
 CLUSTER_CA = "/etc/kubernetes/pki/ca.crt"
 ALLOWED_PATHS = "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"
+# Seconds one listing of a scheduler's containers answers whether it is alive or died. Each listing is a
+# docker exec (60-100 ms here), and a test asks at every wait and barrier: asked afresh each time, they
+# took a third of a conformance file's time on kind. A death is still seen within this long.
+HEALTH_EVERY = 1.0
 
 
 def _insecure() -> ssl.SSLContext:
@@ -105,6 +109,7 @@ class PodScheduler:
     _attempt: int = 0  # its container's restart count when it was last started
     _last_log: str = ""
     extra_args: tuple[str, ...] = ()  # more flags (the definition's --feature-gates)
+    _seen: tuple[float, list[dict[str, Any]]] | None = field(default=None, repr=False)  # (when, containers)
 
     @property
     def profiles(self) -> list[str]:
@@ -160,6 +165,7 @@ class PodScheduler:
         """Its configuration and kubeconfig, then the manifest (one of an earlier test's, same name, is
         replaced: the kubelet restarts the pod)."""
         assert self.effective is not None, "kind's own scheduler is kubeadm's"
+        self._seen = None
         self.node.write(f"{self.files}/config.yaml", yaml.safe_dump(self.effective.doc, sort_keys=False))
         self.node.write(f"{self.files}/kubeconfig", self.kubeconfig)
         self.node.write(f"{MANIFESTS}/{self.deployment}.yaml", yaml.safe_dump(self.manifest(), sort_keys=False))
@@ -167,11 +173,20 @@ class PodScheduler:
     def remove(self) -> None:
         """Its manifest and files gone, and no container of it running."""
         self.expected_exit = True
+        self._seen = None
         self.node.remove(f"{MANIFESTS}/{self.deployment}.yaml", self.files)
         _until(lambda: not self._running(), f"scheduler {self.name} (static pod {self.pod}) stopped")
 
-    def _running(self) -> dict[str, Any] | None:
-        return next((c for c in self.node.containers(self.pod) if c.get("state") == "CONTAINER_RUNNING"), None)
+    def _listed(self, fresh: bool = True) -> list[dict[str, Any]]:
+        """Its containers, newest first; with ``fresh=False`` the last listing while it is younger than
+        HEALTH_EVERY (a health question; starting and stopping always list afresh)."""
+        now = time.monotonic()
+        if fresh or self._seen is None or now - self._seen[0] >= HEALTH_EVERY:
+            self._seen = (now, self.node.containers(self.pod))
+        return self._seen[1]
+
+    def _running(self, fresh: bool = True) -> dict[str, Any] | None:
+        return next((c for c in self._listed(fresh) if c.get("state") == "CONTAINER_RUNNING"), None)
 
     def _healthy(self) -> bool:
         try:
@@ -204,17 +219,17 @@ class PodScheduler:
         self.node.host.kill_pod_containers(self.node.container, SCHEDULER_NAMESPACE, self.pod)
         self.remove()
 
-    def _restart_count(self) -> int:
-        newest = next(iter(self.node.containers(self.pod)), None)
+    def _restart_count(self, fresh: bool = True) -> int:
+        newest = next(iter(self._listed(fresh)), None)
         return int(((newest or {}).get("metadata") or {}).get("attempt") or 0)
 
     def alive(self) -> bool:
-        return self._running() is not None
+        return self._running(fresh=False) is not None
 
     def died(self) -> bool:
         if self.expected_exit:
             return False
-        return not self.alive() or self._restart_count() > self._attempt
+        return not self.alive() or self._restart_count(fresh=False) > self._attempt
 
     def is_down(self) -> bool:
         return not self.alive()

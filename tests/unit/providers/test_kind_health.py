@@ -1,0 +1,79 @@
+"""A kind scheduler's health is asked at every wait and barrier; each answer from crictl is a docker exec.
+One listing answers for HEALTH_EVERY seconds, a death is still seen after it, and starting or stopping
+lists afresh. No Docker needed: the control plane's listing is counted."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from schedgate.providers.kind import scheduler as kind_scheduler
+from schedgate.providers.kind.scheduler import HEALTH_EVERY, PodScheduler
+from schedgate.spec.schedconfig import default_scheduler_config
+
+
+@dataclass
+class Plane:
+    """kind's control plane as the scheduler sees it: its containers, newest first, and how often asked."""
+
+    listed: list[dict[str, Any]] = field(default_factory=list)
+    asked: int = 0
+    container: str = "c-control-plane"
+    address: str = "127.0.0.1"
+
+    def containers(self, pod: str) -> list[dict[str, Any]]:
+        self.asked += 1
+        return list(self.listed)
+
+
+def running(attempt: int) -> dict[str, Any]:
+    return {"state": "CONTAINER_RUNNING", "metadata": {"attempt": attempt}, "createdAt": attempt}
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    now = [1000.0]
+    monkeypatch.setattr(kind_scheduler.time, "monotonic", lambda: now[0])
+    return now
+
+
+def scheduler(plane: Plane) -> PodScheduler:
+    return PodScheduler(name="s", config=default_scheduler_config(), effective=None, config_path=Path("x"),
+                        image="i", node=plane, run_dir=Path("/nonexistent"))  # type: ignore[arg-type]
+
+
+def test_health_asked_again_and_again_lists_the_containers_once_per_interval(clock: list[float]) -> None:
+    plane = Plane(listed=[running(0)])
+    s = scheduler(plane)
+    for _ in range(20):
+        assert s.alive() and not s.died() and not s.is_down()
+    assert plane.asked == 1
+    clock[0] += HEALTH_EVERY
+    assert not s.died()
+    assert plane.asked == 2
+
+
+def test_a_crash_or_a_restart_is_seen_once_the_interval_has_passed(clock: list[float]) -> None:
+    plane = Plane(listed=[running(0)])
+    s = scheduler(plane)
+    assert not s.died()
+    plane.listed = [{"state": "CONTAINER_EXITED", "metadata": {"attempt": 0}, "createdAt": 0}]
+    clock[0] += HEALTH_EVERY / 2
+    assert not s.died()  # the last listing still answers
+    clock[0] += HEALTH_EVERY / 2
+    assert s.died() and s.is_down()
+    plane.listed = [running(1)]  # the kubelet restarted it: a restart the harness did not ask for
+    clock[0] += HEALTH_EVERY
+    assert s.alive() and s.died()
+
+
+def test_starting_and_stopping_list_afresh(clock: list[float]) -> None:
+    plane = Plane(listed=[running(0)])
+    s = scheduler(plane)
+    assert s.alive()
+    plane.listed = []
+    assert s._running() is None  # what start and stop wait on: never the cached listing
+    assert plane.asked == 2
