@@ -1,7 +1,7 @@
 """Providers side by side, from one run: cluster start to ready, node image build, suite wall time.
 
     .venv/bin/python bench/providers.py                 # starts: local x3, kind x1; image warm and cold
-    .venv/bin/python bench/providers.py --suites        # also pytest e2e on each provider, serially (kind ~29 min)
+    .venv/bin/python bench/providers.py --suites        # also pytest e2e on each provider, one after the other, -n 2
 
 Cold image build = the node image rebuilt from the cached binaries and Debian
 rootfs (the Go builds themselves are measured by `make tools` / scripts/node-binaries).
@@ -48,10 +48,12 @@ def image_build(cold: bool) -> float:
     return time.monotonic() - t0
 
 
-def suite(provider: str) -> tuple[float, str]:
+def suite(provider: str, jobs: int) -> tuple[float, str]:
+    """``pytest e2e`` on ``provider`` as ``make e2e`` runs it (``jobs`` pytest-xdist workers; 1: one process)."""
     t0 = time.monotonic()
+    workers = ["-n", str(jobs)] if jobs > 1 else []
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "e2e", "--provider",
-                          provider, "--artifacts-on", "never"], cwd=ROOT, capture_output=True, text=True)
+                          provider, *workers, "--artifacts-on", "never"], cwd=ROOT, capture_output=True, text=True)
     last = [x for x in out.stdout.splitlines() if " passed" in x or " failed" in x]
     return time.monotonic() - t0, (last[-1] if last else f"exit {out.returncode}")
 
@@ -61,6 +63,7 @@ def main() -> int:
     ap.add_argument("--local-starts", type=int, default=3)
     ap.add_argument("--kind-starts", type=int, default=1)
     ap.add_argument("--suites", action="store_true", help="also time pytest e2e on each provider")
+    ap.add_argument("--jobs", type=int, default=2, help="pytest-xdist workers of each suite, as make e2e (1: none)")
     args = ap.parse_args()
     rows: list[tuple[str, str]] = []
     local = [start_once("local") for _ in range(args.local_starts)]
@@ -73,8 +76,8 @@ def main() -> int:
                  f"median {statistics.median(kind):.1f} over {len(kind)}: " + ", ".join(f"{x:.1f}" for x in kind)))
     if args.suites:
         for provider in ("local", "kind"):
-            took, result = suite(provider)
-            rows.append((f"{provider}: pytest e2e wall time (s)", f"{took:.1f} ({result})"))
+            took, result = suite(provider, args.jobs)
+            rows.append((f"{provider}: pytest e2e -n {args.jobs} wall time (s)", f"{took:.1f} ({result})"))
     width = max(len(k) for k, _ in rows)
     print("schedgate providers, side by side")
     for k, v in rows:
