@@ -20,6 +20,7 @@ from schedgate.spec.cluster import Condition, NodeSpec
 MERGE = "application/merge-patch+json"
 # Taints the API server adds to a new node until a node-lifecycle controller clears them.
 ADMISSION_TAINTS = frozenset({"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"})
+CORDON_TAINT = "node.kubernetes.io/unschedulable"  # what a node lifecycle controller taints a cordoned node with
 
 # What ``before_edit`` is told when a node is to be deleted.
 DELETE = "delete it"

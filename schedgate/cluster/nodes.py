@@ -17,6 +17,7 @@ from schedgate.cluster.devices import Devices
 from schedgate.cluster.heartbeats import Held, restart_heartbeat, stop_heartbeat
 from schedgate.cluster.node_kinds import (
     ADMISSION_TAINTS,
+    CORDON_TAINT,
     DELETE,
     MERGE,
     ApiOnlyNodes,
@@ -275,6 +276,8 @@ class Nodes:
         label_patch.update({k: None for k in keys["label"] if k not in spec.labels})
         stale = {k: None for k in keys["annotation"] if k in (meta.get("annotations") or {})}
         managed_taints = {t.key for t in spec.taints} | keys["taint"] | self.backend.cleared_taints()
+        if not spec.unschedulable:  # a cordon's taint (the node lifecycle controller's) goes with the cordon: the
+            managed_taints.add(CORDON_TAINT)  # controller would take it off later, after the next test began
         cur_taints = (cur.get("spec") or {}).get("taints") or []
         want_taints = [t for t in cur_taints if t.get("key") not in managed_taints] + [t.to_api() for t in spec.taints]
         patch: dict[str, Any] = {}

@@ -56,6 +56,7 @@ from kubernetes.client.exceptions import ApiException
 
 from schedgate.cluster.devices import MANAGED, Devices
 from schedgate.cluster.guard import POLICY, guard_sync_node
+from schedgate.cluster.node_kinds import CORDON_TAINT
 from schedgate.cluster.nodes import MERGE, ready_condition
 from schedgate.errors import ComponentError, NotHere
 from schedgate.kube.api import ignore_not_found, read_json
@@ -68,7 +69,6 @@ from schedgate.runtime.scheduler import Scheduler
 from schedgate.spec.cluster import HOSTNAME
 
 SYNC_NODE = "schedgate-sync"
-CORDON_TAINT = "node.kubernetes.io/unschedulable"  # what a node lifecycle controller taints a cordoned node with
 SYNC_KEY = "schedgate.io/sync"  # the sync node's own label (a DaemonSet of schedgate's keeps off it)
 MARK_KEY = "schedgate.io/barrier"  # the token, on the marker
 # The sync node is a tenant pool of its own and the probes its tenant, so a scheduler that keeps tenants
