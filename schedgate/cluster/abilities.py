@@ -31,6 +31,10 @@ class Ability(enum.StrEnum):
     MAKES_CLUSTERS = "make a cluster of any definition"
     PUBLISHES_DEVICES = "publish a definition's devices as ResourceSlices"
     RUNS_BLACK_BOXES = "run a black-box scheduler"
+    # One control plane serves every scheduler configuration: the scheduler under test is replaced in it
+    # (kind: a static pod in seconds, where a control plane takes half a minute). Without it a cluster is
+    # started per configuration.
+    SWAPS_SCHEDULERS = "replace the scheduler under test in a running cluster"
     # Its nodes' (a provider declares ADDS_NODES when some definition's nodes can be added; a running
     # cluster has it when its nodes can).
     ADDS_NODES = "add a node (a Node object with no kubelet behind it)"

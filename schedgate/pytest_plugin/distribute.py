@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from schedgate.errors import SchedgateError
-from schedgate.pytest_plugin.items import cluster_group, scenario_of
+from schedgate.pytest_plugin.items import scenario_of
 from schedgate.pytest_plugin.options import request_from
+from schedgate.pytest_plugin.planes import cluster_group
 from schedgate.scenarios.load import is_scenario_file
 
 

@@ -37,17 +37,10 @@ from schedgate.pytest_plugin.fixtures import (  # noqa: F401  (fixtures)
 )
 from schedgate.pytest_plugin.fixtures.cluster import started_of
 from schedgate.pytest_plugin.gather import ADMISSION, ARTIFACTS, TIMINGS, gathered, register
-from schedgate.pytest_plugin.items import (  # noqa: F401  (fixtures)
-    ScenarioItem,
-    collect_file,
-    group_by_cluster,
-    judge_known_bug,
-    release_unneeded,
-    scenario_run,
-    schedgate_extra_clusters,
-)
+from schedgate.pytest_plugin.items import ScenarioItem, collect_file, judge_known_bug, scenario_run  # noqa: F401
 from schedgate.pytest_plugin.live import install as install_live_lines
 from schedgate.pytest_plugin.options import add_options, asked_for, request_from
+from schedgate.pytest_plugin.planes import group_by_cluster, release_unneeded, schedgate_extra_clusters  # noqa: F401
 from schedgate.pytest_plugin.state import ItemState, state_of
 from schedgate.report.admission import HEADER as ADMISSION_HEADER
 from schedgate.report.admission import admission

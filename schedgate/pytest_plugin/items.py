@@ -10,9 +10,7 @@ scenario written for one profile runs against your build or a mutant.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +19,11 @@ import pytest
 from schedgate.cluster import Ability, Cluster
 from schedgate.cluster.apiserver import read_feature_gates
 from schedgate.errors import SchedgateError
-from schedgate.providers import ClusterRequest, Started, provider, start_cluster
+from schedgate.providers import provider
 from schedgate.pytest_plugin.baseline import baseline_for
 from schedgate.pytest_plugin.blackbox import skip_unmet
 from schedgate.pytest_plugin.options import request_from, role_config
+from schedgate.pytest_plugin.planes import same_cluster
 from schedgate.pytest_plugin.state import item_state
 from schedgate.report.figures import Report
 from schedgate.runtime.scheduler import Scheduler
@@ -32,8 +31,7 @@ from schedgate.runtime.toolchain import pinned_kubernetes_version
 from schedgate.scenarios.load import Scenario, is_scenario_file, load_scenario
 from schedgate.scenarios.run import Run
 from schedgate.spec.agent import kubelet_nodes
-from schedgate.spec.cluster import ClusterDefinition
-from schedgate.spec.features import as_written, skip_reason
+from schedgate.spec.features import skip_reason
 from schedgate.spec.pattern import search
 from schedgate.spec.schedconfig import SchedulerConfig
 from schedgate.spec.versions import KnownBug
@@ -81,63 +79,6 @@ def collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector 
     return None
 
 
-@dataclass
-class ExtraClusters:
-    """Clusters for scenario files whose cluster or scheduler differs from the session's.
-
-    One cluster per scheduler configuration: a file with its own small cluster definition gets that
-    cluster's nodes replaced by its own (the control plane and schedulers stay), so one more such file
-    costs its nodes, not a control-plane start. A provider whose nodes are kubelets it started cannot
-    replace them: there a cluster is started per definition, and the previous one stopped first."""
-
-    base: ClusterRequest
-    started: dict[str, Started] = field(default_factory=dict)
-
-    def get(self, scenario: Scenario) -> Cluster:
-        config = scenario.scheduler or self.base.scheduler_config
-        by_config = plane_key(config, scenario.definition)
-        key = by_config + repr(scenario.definition)
-        started = self.started.get(by_config)
-        if started is not None:  # nodes this provider can replace
-            started.cluster.redefine(scenario.definition)
-        else:
-            started = self.started.get(key) or self._start(scenario, config, by_config, key)
-        c = started.cluster
-        c.catch_up()
-        return c
-
-    def _start(self, scenario: Scenario, config: SchedulerConfig, by_config: str, key: str) -> Started:
-        if Ability.MAKES_CLUSTERS not in provider(self.base.provider).abilities:
-            pytest.skip(f"schedgate: the {self.base.provider} provider runs in one cluster as it is; "
-                        f"{scenario.source} needs another cluster definition or scheduler profile")
-        self.close()  # at most one extra cluster at a time
-        req = replace(self.base, definition=scenario.definition, scheduler_config=config, keep=False)
-        failed = ""
-        try:
-            started = start_cluster(req)
-        except SchedgateError as e:
-            failed = str(e)
-        if failed:  # outside the except: the one line, not chained to the exception that carried it
-            pytest.fail(f"schedgate: cluster for {scenario.source}: {failed}", pytrace=False)
-        self.started[by_config if started.cluster.can(Ability.ADDS_NODES) else key] = started
-        return started
-
-    def close(self) -> None:
-        for s in self.started.values():
-            s.stop()
-        self.started.clear()
-
-
-@pytest.fixture(scope="session")
-def schedgate_extra_clusters(pytestconfig: pytest.Config) -> Iterator[ExtraClusters]:
-    extra = pytestconfig.stash[_EXTRA] = ExtraClusters(request_from(pytestconfig))
-    try:
-        yield extra
-    finally:
-        extra.close()
-
-
-_EXTRA = pytest.StashKey[ExtraClusters]()
 KNOWN_BUG = pytest.StashKey[KnownBug]()  # the file's known bug, on a version it affects
 
 
@@ -154,61 +95,6 @@ def judge_known_bug(item: pytest.Item, call: pytest.CallInfo[None], rep: pytest.
         first = said.strip().splitlines()[0] if said.strip() else call.excinfo.typename
         rep.longrepr = (f"schedgate: failed, but not as known bug {bug.name} makes it fail "
                         f"(/{bug.fails_with}/ not in its message): {first}")
-
-
-def release_unneeded(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """After the last of a run of scenario files on one extra cluster, stop that cluster: an idle control
-    plane would only take CPU from the tests after it (the files that need it run one after another:
-    :func:`group_by_cluster`, and under ``pytest -n`` on one worker)."""
-    extra = item.config.stash.get(_EXTRA, None)
-    if extra is None or not extra.started or not isinstance(item, ScenarioItem):
-        return
-    req = request_from(item.config)
-    mine = cluster_group(item.scenario, req)
-    after = cluster_group(nextitem.scenario, req) if isinstance(nextitem, ScenarioItem) else None
-    if mine is not None and (after is None or after[0] != mine[0]):
-        extra.close()
-
-
-def cluster_group(scenario: Scenario, req: ClusterRequest) -> tuple[str, str] | None:
-    """The extra cluster a scenario file runs on, as (scheduler configuration, definition); ``None`` for
-    the session's own."""
-    if _same(scenario, req):
-        return None
-    return plane_key(scenario.scheduler or req.scheduler_config, scenario.definition), repr(scenario.definition)
-
-
-def plane_key(config: SchedulerConfig, definition: ClusterDefinition) -> str:
-    """What a control plane is started with and replacing its nodes keeps: the scheduler configuration,
-    the feature gates and API versions, the node agent. Files that share it share a cluster."""
-    return json.dumps([config.doc, definition.gates.feature_gates, definition.gates.runtime_config,
-                       repr(definition.agent)], sort_keys=True)
-
-
-def group_by_cluster(items: list[pytest.Item], req: ClusterRequest) -> None:
-    """Order scenario files so that those on one extra cluster run one after another: a cluster is started
-    once, not again each time the order comes back to it. Every other test keeps its place. (Under
-    ``pytest -n`` such files also share a worker: :mod:`schedgate.pytest_plugin.distribute`.)"""
-    first: dict[object, int] = {}
-    keys: list[tuple[int, int, int]] = []
-    for i, item in enumerate(items):
-        group = cluster_group(item.scenario, req) if isinstance(item, ScenarioItem) else None
-        if group is None:
-            keys.append((i, 0, i))
-            continue
-        keys.append((first.setdefault(group[0], i), first.setdefault(group, i), i))
-    order = sorted(range(len(items)), key=keys.__getitem__)
-    items[:] = [items[i] for i in order]
-
-
-def _same(scenario: Scenario, req: ClusterRequest) -> bool:
-    """Whether the file runs on the session's cluster. A provider that does not start clusters cannot turn
-    on what the file's ``requires:`` needs: it compares the definition as written (the file skips there
-    when the cluster lacks the need)."""
-    mine = scenario.definition if Ability.MAKES_CLUSTERS in provider(req.provider).abilities else \
-        as_written(scenario.definition)
-    return mine == req.definition and (
-        scenario.scheduler is None or scenario.scheduler.doc == req.scheduler_config.doc)
 
 
 @pytest.fixture
@@ -242,7 +128,7 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
         needs.setdefault("devices", "its cluster's devices")
     skip_unmet(scenario.scheduler or request_from(pytestconfig).scheduler_config, needs, scenario.source)
     turned_on = {name for name, value in scenario.definition.gates.feature_gates if value}
-    if _same(scenario, request_from(pytestconfig)):
+    if same_cluster(scenario, request_from(pytestconfig)):
         cluster: Cluster = request.getfixturevalue("cluster")
     else:  # a version too old for a feature skips before a cluster of the scenario's own definition starts,
         # and without starting the session's: a cluster schedgate makes runs the pinned version
@@ -282,5 +168,4 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
         ns.clean()
 
 
-__all__ = ["ExtraClusters", "ScenarioFile", "ScenarioItem", "cluster_group", "collect_file", "group_by_cluster",
-           "release_unneeded", "scenario_of", "scenario_run", "schedgate_extra_clusters"]
+__all__ = ["ScenarioFile", "ScenarioItem", "collect_file", "judge_known_bug", "scenario_of", "scenario_run"]

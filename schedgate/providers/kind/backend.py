@@ -34,8 +34,9 @@ from schedgate.spec.schedconfig import SchedulerConfig
 
 # kwok nodes made in the cluster (a definition's kubelet workers cannot be added), devices published as
 # on local (by schedgate's DRA driver on kubelet workers), black boxes as processes on this machine with a
-# token of their own, as on an existing cluster.
-KIND = frozenset({Ability.MAKES_CLUSTERS, Ability.ADDS_NODES, Ability.PUBLISHES_DEVICES, Ability.RUNS_BLACK_BOXES})
+# token of their own, as on an existing cluster; the scheduler under test a static pod, replaced in place.
+KIND = frozenset({Ability.MAKES_CLUSTERS, Ability.ADDS_NODES, Ability.PUBLISHES_DEVICES, Ability.RUNS_BLACK_BOXES,
+                  Ability.SWAPS_SCHEDULERS})
 
 
 @dataclass

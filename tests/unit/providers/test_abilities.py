@@ -17,7 +17,8 @@ from schedgate.providers.existing.backend import ExistingBackend, ExistingNodes
 from schedgate.providers.kind.backend import KindBackend
 from schedgate.providers.local.provider import LocalBackend
 
-DECLARABLE = {Ability.MAKES_CLUSTERS, Ability.PUBLISHES_DEVICES, Ability.RUNS_BLACK_BOXES, Ability.ADDS_NODES}
+DECLARABLE = {Ability.MAKES_CLUSTERS, Ability.PUBLISHES_DEVICES, Ability.RUNS_BLACK_BOXES, Ability.ADDS_NODES,
+              Ability.SWAPS_SCHEDULERS}
 
 
 def _blank(cls: type, **given: Any) -> Any:
@@ -38,7 +39,8 @@ def test_providers_declare_what_they_can_do_for_any_definition_and_nothing_a_run
     declared = {name: provider(name).abilities for name in PROVIDERS}
     assert declared == {
         "local": {Ability.MAKES_CLUSTERS, Ability.ADDS_NODES, Ability.PUBLISHES_DEVICES, Ability.RUNS_BLACK_BOXES},
-        "kind": {Ability.MAKES_CLUSTERS, Ability.ADDS_NODES, Ability.PUBLISHES_DEVICES, Ability.RUNS_BLACK_BOXES},
+        "kind": {Ability.MAKES_CLUSTERS, Ability.ADDS_NODES, Ability.PUBLISHES_DEVICES, Ability.RUNS_BLACK_BOXES,
+                 Ability.SWAPS_SCHEDULERS},
         "existing": {Ability.RUNS_BLACK_BOXES},
     }
     assert all(a in DECLARABLE for abilities in declared.values() for a in abilities)

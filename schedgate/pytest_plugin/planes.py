@@ -1,0 +1,189 @@
+"""The control planes a run starts besides the session's cluster, and which scenario files share one.
+
+A scenario file whose cluster definition or scheduler configuration is not the session's runs on an extra
+cluster. What a control plane is started with (its feature gates and API versions, its node agent) decides
+which files can share it (:func:`plane_key`): the nodes of one definition are replaced by another's, and
+where the provider replaces the scheduler under test in place (:attr:`Ability.SWAPS_SCHEDULERS`: kind, whose
+control plane takes half a minute and whose scheduler is a static pod of a few seconds), so is the scheduler.
+Elsewhere (local, whose control plane starts in seconds) a scheduler configuration has a plane of its own.
+Files that share a plane run one after another, on one worker under ``pytest -n``
+(:mod:`schedgate.pytest_plugin.distribute`), grouped by configuration and then by definition.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+
+import pytest
+
+from schedgate.cluster import Ability, Cluster
+from schedgate.errors import SchedgateError
+from schedgate.providers import ClusterRequest, Started, provider, start_cluster
+from schedgate.providers.base import first_sync
+from schedgate.pytest_plugin.options import request_from
+from schedgate.runtime.scheduler import distinct
+from schedgate.scenarios.load import Scenario
+from schedgate.spec.cluster import ClusterDefinition
+from schedgate.spec.features import as_written
+from schedgate.spec.schedconfig import SchedulerConfig
+
+SWAP_SYNC_TIMEOUT = 60.0  # seconds a replaced scheduler has to bind its first probe pod (as at a kind start)
+
+
+@dataclass
+class ExtraClusters:
+    """Clusters for scenario files whose cluster or scheduler differs from the session's, one at a time.
+
+    One cluster per plane: a file with its own small cluster definition gets that cluster's nodes replaced
+    by its own (the control plane and schedulers stay), and on a provider that swaps schedulers, one with
+    another scheduler configuration gets the scheduler under test replaced; so one more such file costs
+    its nodes or a scheduler start, not a control-plane start. A provider whose nodes are kubelets it
+    started cannot replace them: there a cluster is started per definition."""
+
+    base: ClusterRequest
+    started: dict[str, Started] = field(default_factory=dict)
+    serving: dict[str, SchedulerConfig] = field(default_factory=dict)  # the scheduler under test of each
+
+    def get(self, scenario: Scenario) -> Cluster:
+        config = scenario.scheduler or self.base.scheduler_config
+        by_plane = plane_key(config, scenario.definition, swaps(self.base))
+        key = by_plane + repr(scenario.definition)
+        if by_plane in self.started:  # nodes this provider can replace
+            self.started[by_plane].cluster.redefine(scenario.definition)
+        elif key in self.started:
+            by_plane = key
+        else:
+            by_plane = self._start(scenario, config, by_plane, key)
+        c = self.started[by_plane].cluster
+        self._serve(by_plane, config)
+        c.catch_up()
+        return c
+
+    def _start(self, scenario: Scenario, config: SchedulerConfig, by_plane: str, key: str) -> str:
+        if Ability.MAKES_CLUSTERS not in provider(self.base.provider).abilities:
+            pytest.skip(f"schedgate: the {self.base.provider} provider runs in one cluster as it is; "
+                        f"{scenario.source} needs another cluster definition or scheduler profile")
+        self.close()  # at most one extra cluster at a time
+        req = replace(self.base, definition=scenario.definition, scheduler_config=config, keep=False)
+        failed = ""
+        try:
+            started = start_cluster(req)
+        except SchedgateError as e:
+            failed = str(e)
+        if failed:  # outside the except: the one line, not chained to the exception that carried it
+            pytest.fail(f"schedgate: cluster for {scenario.source}: {failed}", pytrace=False)
+        stored = by_plane if started.cluster.can(Ability.ADDS_NODES) else key
+        self.started[stored], self.serving[stored] = started, config
+        return stored
+
+    def _serve(self, key: str, config: SchedulerConfig) -> None:
+        """The plane's scheduler under test is ``config``'s: the one serving the last file's configuration
+        stopped, ``config``'s started and synced (as at a cluster start), when they differ."""
+        was = self.serving[key]
+        if was.doc == config.doc:
+            return
+        c = self.started[key].cluster
+        for proc in distinct({p: c.schedulers[p] for p in was.profile_names if p in c.schedulers}):
+            c.stop_scheduler(proc)
+        del self.serving[key]  # a failed start leaves no configuration this plane is said to serve
+        failed = ""
+        try:
+            c.start_scheduler(config)
+            first_sync(c, replace(self.base, scheduler_config=config), SWAP_SYNC_TIMEOUT)
+        except SchedgateError as e:
+            failed = str(e)
+        if failed:
+            self.close()
+            pytest.fail(f"schedgate: scheduler {config.source} in the running cluster: {failed}", pytrace=False)
+        self.serving[key] = config
+
+    def close(self) -> None:
+        for s in self.started.values():
+            s.stop()
+        self.started.clear()
+        self.serving.clear()
+
+
+@pytest.fixture(scope="session")
+def schedgate_extra_clusters(pytestconfig: pytest.Config) -> Iterator[ExtraClusters]:
+    extra = pytestconfig.stash[_EXTRA] = ExtraClusters(request_from(pytestconfig))
+    try:
+        yield extra
+    finally:
+        extra.close()
+
+
+_EXTRA = pytest.StashKey[ExtraClusters]()
+
+
+def release_unneeded(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """After the last of a run of scenario files on one extra cluster, stop that cluster: an idle control
+    plane would only take CPU from the tests after it (the files that need it run one after another:
+    :func:`group_by_cluster`, and under ``pytest -n`` on one worker)."""
+    extra = item.config.stash.get(_EXTRA, None)
+    scenario = getattr(item, "scenario", None)
+    if extra is None or not extra.started or not isinstance(scenario, Scenario):
+        return
+    req = request_from(item.config)
+    mine = cluster_group(scenario, req)
+    following = getattr(nextitem, "scenario", None)
+    after = cluster_group(following, req) if isinstance(following, Scenario) else None
+    if mine is not None and (after is None or after[0] != mine[0]):
+        extra.close()
+
+
+def swaps(req: ClusterRequest) -> bool:
+    """Whether the request's provider replaces the scheduler under test in a running cluster."""
+    return Ability.SWAPS_SCHEDULERS in provider(req.provider).abilities
+
+
+def cluster_group(scenario: Scenario, req: ClusterRequest) -> tuple[str, str, str] | None:
+    """The extra cluster a scenario file runs on, as (plane, scheduler configuration, definition); ``None``
+    for the session's own."""
+    if same_cluster(scenario, req):
+        return None
+    config = scenario.scheduler or req.scheduler_config
+    return (plane_key(config, scenario.definition, swaps(req)), json.dumps(config.doc, sort_keys=True),
+            repr(scenario.definition))
+
+
+def plane_key(config: SchedulerConfig, definition: ClusterDefinition, swapped: bool = False) -> str:
+    """What a control plane is started with and replacing its nodes keeps: the feature gates and API
+    versions, the node agent, and the scheduler configuration unless the provider swaps it (``swapped``).
+    Files that share it share a cluster."""
+    return json.dumps([None if swapped else config.doc, definition.gates.feature_gates,
+                       definition.gates.runtime_config, repr(definition.agent)], sort_keys=True)
+
+
+def group_by_cluster(items: list[pytest.Item], req: ClusterRequest) -> None:
+    """Order scenario files so that those on one extra cluster run one after another, by scheduler
+    configuration and then definition within it: a cluster is started, a scheduler swapped and nodes
+    replaced once each, not again each time the order comes back to them. Every other test keeps its
+    place. (Under ``pytest -n`` such files also share a worker: :mod:`schedgate.pytest_plugin.distribute`.)"""
+    first: dict[object, int] = {}
+    keys: list[tuple[int, ...]] = []
+    for i, item in enumerate(items):
+        scenario = getattr(item, "scenario", None)
+        group = cluster_group(scenario, req) if isinstance(scenario, Scenario) else None
+        if group is None:
+            keys.append((i, 0, 0, i))
+            continue
+        keys.append((first.setdefault(group[:1], i), first.setdefault(group[:2], i), first.setdefault(group, i), i))
+    order = sorted(range(len(items)), key=keys.__getitem__)
+    items[:] = [items[i] for i in order]
+
+
+def same_cluster(scenario: Scenario, req: ClusterRequest) -> bool:
+    """Whether the file runs on the session's cluster. A provider that does not start clusters cannot turn
+    on what the file's ``requires:`` needs: it compares the definition as written (the file skips there
+    when the cluster lacks the need)."""
+    mine = scenario.definition if Ability.MAKES_CLUSTERS in provider(req.provider).abilities else \
+        as_written(scenario.definition)
+    return mine == req.definition and (
+        scenario.scheduler is None or scenario.scheduler.doc == req.scheduler_config.doc)
+
+
+__all__ = ["ExtraClusters", "cluster_group", "group_by_cluster", "plane_key", "release_unneeded", "same_cluster",
+           "schedgate_extra_clusters", "swaps"]
