@@ -7,7 +7,8 @@ one: its manifest, configuration and kubeconfig (its ServiceAccount's token, the
 RBAC and own lease as on local) are written into the control-plane container and the kubelet starts it
 on the node's network, where it reaches schedgate's extender on the Docker host. Health and
 ``/metrics`` are read from this machine at the container's address; its containers and log through
-``crictl`` in the container. A container restart the harness did not ask for is a death. kind's own
+``crictl`` in the container, and, once it is up, whether its process still runs from this machine's
+``/proc`` (:mod:`.hostproc`). A container restart the harness did not ask for is a death. kind's own
 kube-scheduler (kubeadm's static pod) serves ``default-scheduler``, observed the same way and never
 started or stopped.
 """
@@ -29,6 +30,7 @@ from schedgate.kube.poll import poll_until
 from schedgate.objects.metrics import MetricsSnapshot, parse_metrics
 from schedgate.objects.schedlog import LOG_FLAGS
 from schedgate.providers.kind.host import Host
+from schedgate.providers.kind.hostproc import container_pid, runs
 from schedgate.runtime.health import get
 from schedgate.runtime.scheduler import poll_metrics
 from schedgate.spec.schedconfig import EffectiveConfig, SchedulerConfig
@@ -41,9 +43,9 @@ FILES = "/etc/schedgate"  # each scheduler's configuration and kubeconfig, in a 
 IN_POD_KUBECONFIG = f"{FILES}/kubeconfig"
 CLUSTER_CA = "/etc/kubernetes/pki/ca.crt"
 ALLOWED_PATHS = "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"
-# Seconds one listing of a scheduler's containers answers whether it is alive or died. Each listing is a
-# docker exec (60-100 ms here), and a test asks at every wait and barrier: asked afresh each time, they
-# took a third of a conformance file's time on kind. A death is still seen within this long.
+# Seconds one listing of a scheduler's containers answers whether it is alive or died, where its process is
+# not seen in /proc. Each listing is a docker exec (60-100 ms here), and a test asks at every wait and
+# barrier: asked afresh each time, they took a third of a conformance file's time on kind.
 HEALTH_EVERY = 1.0
 
 
@@ -110,6 +112,9 @@ class PodScheduler:
     _last_log: str = ""
     extra_args: tuple[str, ...] = ()  # more flags (the definition's --feature-gates)
     _seen: tuple[float, list[dict[str, Any]]] | None = field(default=None, repr=False)  # (when, containers)
+    # Its container's process on this machine and the container's id, once healthy (:mod:`.hostproc`): health
+    # is then read from /proc, not listed through crictl.
+    _pid: tuple[int, str] | None = field(default=None, repr=False)
 
     @property
     def profiles(self) -> list[str]:
@@ -165,7 +170,7 @@ class PodScheduler:
         """Its configuration and kubeconfig, then the manifest (one of an earlier test's, same name, is
         replaced: the kubelet restarts the pod)."""
         assert self.effective is not None, "kind's own scheduler is kubeadm's"
-        self._seen = None
+        self._seen = self._pid = None
         self.node.write(f"{self.files}/config.yaml", yaml.safe_dump(self.effective.doc, sort_keys=False))
         self.node.write(f"{self.files}/kubeconfig", self.kubeconfig)
         self.node.write(f"{MANIFESTS}/{self.deployment}.yaml", yaml.safe_dump(self.manifest(), sort_keys=False))
@@ -173,7 +178,7 @@ class PodScheduler:
     def remove(self) -> None:
         """Its manifest and files gone, and no container of it running."""
         self.expected_exit = True
-        self._seen = None
+        self._seen = self._pid = None
         self.node.remove(f"{MANIFESTS}/{self.deployment}.yaml", self.files)
         _until(lambda: not self._running(), f"scheduler {self.name} (static pod {self.pod}) stopped")
 
@@ -200,6 +205,9 @@ class PodScheduler:
         _until(lambda: self._running() is not None and self._healthy(),
                f"scheduler {self.name} (static pod {self.pod}) /healthz", timeout)
         self._attempt = self._restart_count()
+        running = self._running(fresh=False)
+        pid = container_pid(str(running["id"])) if running else None
+        self._pid = (pid, str(running["id"])) if running and pid is not None else None
         return time.monotonic() - t0
 
     def start(self, timeout: float = 120.0) -> float:
@@ -224,11 +232,15 @@ class PodScheduler:
         return int(((newest or {}).get("metadata") or {}).get("attempt") or 0)
 
     def alive(self) -> bool:
+        if self._pid is not None:  # a container restarted by the kubelet is another process: not this one
+            return runs(*self._pid)
         return self._running(fresh=False) is not None
 
     def died(self) -> bool:
         if self.expected_exit:
             return False
+        if self._pid is not None:
+            return not runs(*self._pid)
         return not self.alive() or self._restart_count(fresh=False) > self._attempt
 
     def is_down(self) -> bool:

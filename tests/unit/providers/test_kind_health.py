@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from schedgate.providers.kind import scheduler as kind_scheduler
+from schedgate.providers.kind.hostproc import container_pid, runs
 from schedgate.providers.kind.scheduler import HEALTH_EVERY, PodScheduler
 from schedgate.spec.schedconfig import default_scheduler_config
 
@@ -77,3 +78,41 @@ def test_starting_and_stopping_list_afresh(clock: list[float]) -> None:
     plane.listed = []
     assert s._running() is None  # what start and stop wait on: never the cached listing
     assert plane.asked == 2
+
+
+def fake_proc(root: Path, processes: dict[int, tuple[str, str]]) -> Path:
+    """A /proc of these processes: pid -> (the CRI container its cgroup names, its state letter)."""
+    for pid, (container, state) in processes.items():
+        (root / str(pid)).mkdir(parents=True)
+        (root / str(pid) / "cgroup").write_text(
+            f"9:name=systemd:/docker/abc/kubelet.slice/pod1.slice/cri-containerd-{container}.scope\n")
+        (root / str(pid) / "stat").write_text(f"{pid} (kube-scheduler) {state} 1 1\n")
+    (root / "self").mkdir(exist_ok=True)
+    return root
+
+
+def test_a_containers_process_is_found_in_proc_and_its_exit_or_replacement_seen(tmp_path: Path) -> None:
+    proc = fake_proc(tmp_path, {40: ("other", "S"), 57: ("c1", "S"), 58: ("c1", "S")})
+    assert container_pid("c1", proc) == 57 and container_pid("c9", proc) is None
+    assert runs(57, "c1", proc) and not runs(40, "c1", proc), "a number another container's process holds"
+    (proc / "57" / "stat").write_text("57 (kube-scheduler) Z 1 1\n")
+    assert not runs(57, "c1", proc), "exited, not yet reaped"
+    assert not runs(99, "c1", proc), "gone"
+
+
+def test_once_its_process_is_known_health_is_read_from_proc_and_never_listed(
+        clock: list[float], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    proc = fake_proc(tmp_path, {57: ("c1", "S")})
+    monkeypatch.setattr(kind_scheduler, "container_pid", lambda cid: container_pid(cid, proc))
+    monkeypatch.setattr(kind_scheduler, "runs", lambda pid, cid: runs(pid, cid, proc))
+    monkeypatch.setattr(PodScheduler, "_healthy", lambda self: True)
+    plane = Plane(listed=[{**running(0), "id": "c1"}])
+    s = scheduler(plane)
+    s.wait_healthy(timeout=1)
+    asked = plane.asked
+    for _ in range(50):
+        clock[0] += HEALTH_EVERY
+        assert s.alive() and not s.died()
+    assert plane.asked == asked, "no crictl listing once the process is known"
+    (proc / "57" / "stat").write_text("57 (kube-scheduler) Z 1 1\n")
+    assert s.died() and s.is_down()
