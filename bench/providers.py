@@ -54,8 +54,11 @@ def suite(provider: str, jobs: int) -> tuple[float, str]:
     workers = ["-n", str(jobs)] if jobs > 1 else []
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "e2e", "--provider",
                           provider, *workers, "--artifacts-on", "never"], cwd=ROOT, capture_output=True, text=True)
-    last = [x for x in out.stdout.splitlines() if " passed" in x or " failed" in x]
-    return time.monotonic() - t0, (last[-1] if last else f"exit {out.returncode}")
+    lines = out.stdout.splitlines()
+    last = [x for x in lines if " passed" in x or " failed" in x]
+    failed = [x.split(" - ")[0] for x in lines if x.startswith(("FAILED ", "ERROR "))]  # -q's short summary
+    said = last[-1] if last else f"exit {out.returncode}"
+    return time.monotonic() - t0, said + "".join(f"\n      {x}" for x in failed)
 
 
 def main() -> int:

@@ -4,13 +4,13 @@ the same run (:mod:`schedgate.perf`), with budgets relative to the baseline."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from schedgate.errors import NotHere, SchedgateError
 from schedgate.perf import BASELINE, UNDER_TEST, Budget, Side, Workload, check, compare, figures, perf_files
-from schedgate.perf.budget import ALL_POINTS, QUANTILES
+from schedgate.perf.budget import ALL_POINTS, QUANTILES, broken
 from schedgate.scenarios.declare import TIMEOUT, Declared, DeclaredOutcome, Read, arg, read_first, read_string
 from schedgate.scenarios.outcomes import outcome
 from schedgate.scenarios.parse import MAX_PODS, Parser
@@ -139,18 +139,18 @@ class MeasurePerformance(Declared):
         assert self.config is not None  # the rule
         return r.role_config(self.config) if isinstance(self.config, str) else self.config
 
-    def _cpu_budget(self, r: Run) -> float | None:
-        """The cpuPerPod budget of the first ``performance`` outcome after this step: the one its rounds decide."""
+    def _budget(self, r: Run) -> Budget | None:
+        """The budget of the first ``performance`` outcome after this step: the one its turns and rounds decide."""
         steps = list(r.scenario.steps)
         here = next((i for i, s in enumerate(steps) if s.action is self), len(steps))
         for s in steps[here + 1:]:
             budget = getattr(getattr(s.action, "outcome", None), "budget", None)
             if isinstance(budget, Budget):
-                return budget.cpu_per_pod
+                return budget
         return None
 
     def run(self, r: Run) -> None:
-        mine = self._under_test(r)
+        mine, budget = self._under_test(r), self._budget(r)
         if r.baseline is None:
             raise NotHere("this run has no baseline scheduler (the pytest plugin provides one)")
         base_cfg, base_bin = r.baseline(mine, self.baseline)
@@ -159,8 +159,12 @@ class MeasurePerformance(Declared):
         workload = Workload(nodes=self.nodes.count, node=self.nodes.node, pod=self.pods.builder, backlog=self.backlog,
                             one_at_a_time=self.one_at_a_time, rounds=self.rounds, timeout=self.timeout,
                             paired_rounds=self.paired_rounds, paired_pods=self.paired_pods,
-                            cpu_budget=self._cpu_budget(r))
-        r.performance = compare(r.cluster, under_test, baseline, workload)
+                            cpu_budget=budget.cpu_per_pod if budget else None)
+        # What the turns decide (CPU per pod is the paired rounds' where there are any): a budget they break
+        # gets one more set of turns, judged over all of them (perf.measure.ADDED_TURNS).
+        on_turns = replace(budget, cpu_per_pod=None) if budget and self.paired_rounds else budget
+        r.performance = compare(r.cluster, under_test, baseline, workload,
+                                broken=(lambda c: broken(figures(c), on_turns)) if on_turns else None)
         f = figures(r.performance)
         for name, mine_, theirs, ratio in f.rows()[:5 if f.paired else 4]:
             r.figure(f"{name}: under test / baseline", f"{mine_} / {theirs} = {ratio}")

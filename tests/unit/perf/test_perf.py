@@ -311,3 +311,57 @@ def test_rounds_are_added_only_while_the_cpu_interval_straddles_the_budget():
     assert not straddles(paired([1.5, 1.6, 1.55]), 1.12)  # decided over: a verdict, no more rounds
     assert not straddles(noisy[:2], 1.12)               # too few rounds to ask
     assert not straddles(noisy, None)                   # no budget to decide
+
+
+class _Nodes:
+    def add_many(self, specs):
+        return None
+
+    def remove_added(self, names):
+        return None
+
+
+class _Ns:
+    name = "perf-x"
+
+    def clean(self, timeout):
+        return None
+
+
+class _Cluster:
+    nodes = _Nodes()
+
+    def settle(self):
+        return None
+
+    def new_namespace(self, hint):
+        return _Ns()
+
+
+@pytest.mark.parametrize(("slow_turns", "turns", "fails"), [
+    (set(), 4, False),       # nothing broken: the four turns asked for
+    ({0}, 8, False),         # one slow turn: four more, and over all eight the budget holds
+    ({0, 3, 4, 7}, 8, True),  # slow again in the added turns: a regression, still broken over all
+])
+def test_a_budget_the_turns_break_gets_one_more_set_of_turns_judged_over_all(monkeypatch, slow_turns, turns, fails):
+    from schedgate.perf import measure
+
+    fast, slow = 100.0, 10.0
+
+    def run_turn(cluster, side, workload, names, ns, tag, index):
+        mine = side.label == UNDER_TEST
+        tp = slow if mine and index in slow_turns else fast
+        return Turn(side=side.label, index=index, throughput=tp, latencies=[0.02] * 5,
+                    metrics=parse_metrics(""), seconds=1.0, pods=100, cpu=(0.0, 3.0, 4.0))
+
+    monkeypatch.setattr(measure, "run_turn", run_turn)
+    monkeypatch.setattr(measure, "wait_for_items", lambda *a, **k: None)
+    cfg = load_scheduler_config(ROOT / "clusters/profiles/network-slots.yaml")
+    spec = NodeSpec(name="x", pool="x", labels={}, taints=(), capacity={}, allocatable={})
+    budget = Budget(throughput=0.6)
+    c = measure.compare(_Cluster(), Side(UNDER_TEST, cfg.renamed("-u")), Side(BASELINE, cfg.renamed("-b")),  # type: ignore[arg-type]
+                        Workload(nodes=1, node=spec, pod=lambda n: None),  # type: ignore[arg-type, return-value]
+                        broken=lambda comp: broken(figures(comp), budget))
+    assert [t.index for t in c.turns] == list(range(turns))
+    assert [t.side for t in c.turns] == [UNDER_TEST, BASELINE, BASELINE, UNDER_TEST] * (turns // 4)
+    assert bool(broken(figures(c), budget)) is fails
