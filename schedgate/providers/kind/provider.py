@@ -1,7 +1,7 @@
 """The kind provider: the same definitions in a kubeadm control plane, as users run one.
 
 kind's one control-plane node runs the API server, etcd, the controller manager and the default
-scheduler; the scheduler under test runs in the cluster as a Deployment (:mod:`.scheduler`). The
+scheduler; the scheduler under test runs in the cluster as a static pod (:mod:`.scheduler`). The
 definition's nodes are kwok nodes made in that cluster (:mod:`.kwok`): one control plane serves file
 after file, its nodes replaced as the local provider replaces its own. A definition with ``nodeAgent:
 {kind: kubelet}`` gets real kubelets instead, a kind worker per node under the node's name, with its labels
