@@ -2,8 +2,9 @@
 
 A file that does not validate is a collection error of one line (file, field,
 line). Each valid file is one test. It runs on the session's cluster when its
-cluster definition and scheduler configuration are the session's; otherwise
-on a cluster started for it (kept for other files that need the same one).
+scheduler configuration and control plane are the session's (its own nodes
+replacing the session's for it); otherwise on a cluster started for it (kept
+for other files that need the same one).
 A scheduler configuration given on the command line replaces the file's, so a
 scenario written for one profile runs against your build or a mutant.
 """
@@ -23,7 +24,7 @@ from schedgate.providers import provider
 from schedgate.pytest_plugin.baseline import baseline_for
 from schedgate.pytest_plugin.blackbox import skip_unmet
 from schedgate.pytest_plugin.options import request_from, role_config
-from schedgate.pytest_plugin.planes import same_cluster
+from schedgate.pytest_plugin.planes import on_session
 from schedgate.pytest_plugin.state import item_state
 from schedgate.report.figures import Report
 from schedgate.runtime.scheduler import Scheduler
@@ -128,7 +129,7 @@ def scenario_run(request: pytest.FixtureRequest, pytestconfig: pytest.Config) ->
         needs.setdefault("devices", "its cluster's devices")
     skip_unmet(scenario.scheduler or request_from(pytestconfig).scheduler_config, needs, scenario.source)
     turned_on = {name for name, value in scenario.definition.gates.feature_gates if value}
-    if same_cluster(scenario, request_from(pytestconfig)):
+    if on_session(scenario, request_from(pytestconfig)):
         cluster: Cluster = request.getfixturevalue("cluster")
     else:  # a version too old for a feature skips before a cluster of the scenario's own definition starts,
         # and without starting the session's: a cluster schedgate makes runs the pinned version

@@ -1,12 +1,16 @@
 """The control planes a run starts besides the session's cluster, and which scenario files share one.
 
-A scenario file whose cluster definition or scheduler configuration is not the session's runs on an extra
-cluster. What a control plane is started with (its feature gates and API versions, its node agent) decides
-which files can share it (:func:`plane_key`): the nodes of one definition are replaced by another's, and
-where the provider replaces the scheduler under test in place (:attr:`Ability.SWAPS_SCHEDULERS`: kind, whose
-control plane takes half a minute and whose scheduler is a static pod of a few seconds), so is the scheduler.
-Elsewhere (local, whose control plane starts in seconds) a scheduler configuration has a plane of its own.
-Files that share a plane run one after another, on one worker under ``pytest -n``
+A scenario file whose control plane would be started as the session's was (feature gates, API versions, node
+agent: :func:`plane_key`) runs on the session's cluster (:func:`on_session`), with its own nodes in place of
+the session's where those are API-only ones schedgate made, and, where the provider replaces the scheduler
+under test in place (:attr:`Ability.SWAPS_SCHEDULERS`: kind, whose control plane takes half a minute and
+whose scheduler is a static pod of a few seconds), its own scheduler configuration; elsewhere (local, whose
+control plane starts in seconds) only a file of the session's configuration does. The next test that wants
+the session's nodes and scheduler gets them back (:func:`session_as`).
+
+Any other file whose cluster definition or scheduler configuration is not the session's runs on an extra
+cluster, one per plane in the same way: its nodes replaced by the next file's, its scheduler swapped where the
+provider swaps. Files that share an extra plane run one after another, on one worker under ``pytest -n``
 (:mod:`schedgate.pytest_plugin.distribute`), grouped by configuration and then by definition.
 """
 
@@ -25,6 +29,7 @@ from schedgate.providers.base import first_sync
 from schedgate.pytest_plugin.options import request_from
 from schedgate.runtime.scheduler import distinct
 from schedgate.scenarios.load import Scenario
+from schedgate.spec.agent import kubelet_nodes
 from schedgate.spec.cluster import ClusterDefinition
 from schedgate.spec.features import as_written
 from schedgate.spec.schedconfig import SchedulerConfig
@@ -79,21 +84,8 @@ class ExtraClusters:
         return stored
 
     def _serve(self, key: str, config: SchedulerConfig) -> None:
-        """The plane's scheduler under test is ``config``'s: the one serving the last file's configuration
-        stopped, ``config``'s started and synced (as at a cluster start), when they differ."""
-        was = self.serving[key]
-        if was.doc == config.doc:
-            return
-        c = self.started[key].cluster
-        for proc in distinct({p: c.schedulers[p] for p in was.profile_names if p in c.schedulers}):
-            c.stop_scheduler(proc)
-        del self.serving[key]  # a failed start leaves no configuration this plane is said to serve
-        failed = ""
-        try:
-            c.start_scheduler(config)
-            first_sync(c, replace(self.base, scheduler_config=config), SWAP_SYNC_TIMEOUT)
-        except SchedgateError as e:
-            failed = str(e)
+        was = self.serving.pop(key)  # a failed start leaves no configuration this plane is said to serve
+        failed = serve(self.started[key].cluster, was, config, self.base)
         if failed:
             self.close()
             pytest.fail(f"schedgate: scheduler {config.source} in the running cluster: {failed}", pytrace=False)
@@ -134,6 +126,23 @@ def release_unneeded(item: pytest.Item, nextitem: pytest.Item | None) -> None:
         extra.close()
 
 
+def serve(c: Cluster, was: SchedulerConfig | None, config: SchedulerConfig, base: ClusterRequest) -> str:
+    """Make ``config``'s the cluster's scheduler under test: the one serving ``was`` (``None``: unknown, every
+    scheduler serving a profile of ``config``) stopped, ``config``'s started and synced (as at a cluster
+    start). Returns what went wrong, in one line, or ``""``."""
+    if was is not None and was.doc == config.doc:
+        return ""
+    profiles = was.profile_names if was is not None else config.profile_names
+    for proc in distinct({p: c.schedulers[p] for p in profiles if p in c.schedulers}):
+        c.stop_scheduler(proc)
+    try:
+        c.start_scheduler(config)
+        first_sync(c, replace(base, scheduler_config=config), SWAP_SYNC_TIMEOUT)
+    except SchedgateError as e:
+        return str(e)
+    return ""
+
+
 def swaps(req: ClusterRequest) -> bool:
     """Whether the request's provider replaces the scheduler under test in a running cluster."""
     return Ability.SWAPS_SCHEDULERS in provider(req.provider).abilities
@@ -142,7 +151,7 @@ def swaps(req: ClusterRequest) -> bool:
 def cluster_group(scenario: Scenario, req: ClusterRequest) -> tuple[str, str, str] | None:
     """The extra cluster a scenario file runs on, as (plane, scheduler configuration, definition); ``None``
     for the session's own."""
-    if same_cluster(scenario, req):
+    if on_session(scenario, req):
         return None
     config = scenario.scheduler or req.scheduler_config
     return (plane_key(config, scenario.definition, swaps(req)), json.dumps(config.doc, sort_keys=True),
@@ -175,6 +184,63 @@ def group_by_cluster(items: list[pytest.Item], req: ClusterRequest) -> None:
     items[:] = [items[i] for i in order]
 
 
+def on_session(scenario: Scenario, req: ClusterRequest) -> bool:
+    """Whether the file runs on the session's cluster: it is the session's (:func:`same_cluster`), or its
+    control plane would be started as the session's was (:func:`plane_key`; the scheduler configuration is
+    part of that unless the provider swaps schedulers) and the session's nodes are API-only ones, which
+    schedgate replaces with the file's (a kubelet, or a cluster schedgate did not make, stays as it is)."""
+    if same_cluster(scenario, req):
+        return True
+    abilities = provider(req.provider).abilities
+    if Ability.MAKES_CLUSTERS not in abilities or Ability.ADDS_NODES not in abilities or kubelet_nodes(req.definition):
+        return False
+    config, swapped = scenario.scheduler or req.scheduler_config, swaps(req)
+    return plane_key(config, scenario.definition, swapped) == plane_key(req.scheduler_config, req.definition, swapped)
+
+
+def session_as(item: pytest.Item, req: ClusterRequest) -> tuple[ClusterDefinition, SchedulerConfig]:
+    """The nodes and the scheduler under test the session's cluster has for ``item``: a scenario file's own
+    where it runs there (:func:`on_session`), else the session's."""
+    scenario = getattr(item, "scenario", None)
+    if isinstance(scenario, Scenario) and on_session(scenario, req):
+        return scenario.definition, scenario.scheduler or req.scheduler_config
+    return req.definition, req.scheduler_config
+
+
+def prepare_session(item: pytest.Item, c: Cluster) -> None:
+    """The session's cluster as ``item`` wants it (:func:`session_as`): nodes replaced, scheduler under test
+    swapped, when the last test left them otherwise. A scheduler that does not start fails the test in one
+    line, and the session's is started again for the tests after it."""
+    req = request_from(item.config)
+    definition, config = session_as(item, req)
+    failed = set_session(item.config.stash, req, c, definition, config)
+    if failed:
+        pytest.fail(f"schedgate: scheduler {config.source} in the session's cluster: {failed}", pytrace=False)
+
+
+def set_session(stash: pytest.Stash, req: ClusterRequest, c: Cluster, definition: ClusterDefinition,
+                config: SchedulerConfig) -> str:
+    """Give the session's cluster (of ``req``) ``definition``'s nodes and ``config``'s scheduler under test,
+    what it serves kept in the run's ``stash``; returns what went wrong in one line (the session's scheduler
+    then started again), or ``""``."""
+    if c.definition != definition:
+        c.redefine(definition)
+    was = stash.get(_SERVING, req.scheduler_config)
+    if was is not None and was.doc == config.doc:
+        return ""
+    stash[_SERVING] = None  # unknown until a start succeeds
+    failed = serve(c, was, config, req)
+    if not failed:
+        stash[_SERVING] = config
+        return ""
+    if not serve(c, None, req.scheduler_config, req):
+        stash[_SERVING] = req.scheduler_config
+    return failed
+
+
+_SERVING = pytest.StashKey[SchedulerConfig | None]()  # the session cluster's scheduler under test, when swapped
+
+
 def same_cluster(scenario: Scenario, req: ClusterRequest) -> bool:
     """Whether the file runs on the session's cluster. A provider that does not start clusters cannot turn
     on what the file's ``requires:`` needs: it compares the definition as written (the file skips there
@@ -185,5 +251,6 @@ def same_cluster(scenario: Scenario, req: ClusterRequest) -> bool:
         scenario.scheduler is None or scenario.scheduler.doc == req.scheduler_config.doc)
 
 
-__all__ = ["ExtraClusters", "cluster_group", "group_by_cluster", "plane_key", "release_unneeded", "same_cluster",
-           "schedgate_extra_clusters", "swaps"]
+__all__ = ["ExtraClusters", "cluster_group", "group_by_cluster", "on_session", "plane_key", "prepare_session",
+           "release_unneeded", "same_cluster", "schedgate_extra_clusters", "serve", "session_as", "set_session",
+           "swaps"]

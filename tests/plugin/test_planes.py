@@ -1,15 +1,20 @@
-"""Which scenario files share an extra control plane (schedgate.pytest_plugin.planes): on kind, whose plane
-takes half a minute to start, every scheduler configuration of one gate set shares one and the scheduler
-under test is replaced in it; on local each configuration has its own. No cluster is started."""
+"""Which scenario files share a control plane (schedgate.pytest_plugin.planes): a file whose plane would be
+started as the session's runs on the session's cluster, its nodes (and on kind its scheduler) in place of the
+session's; on kind, whose plane takes half a minute to start, every scheduler configuration of one gate set
+shares one plane and the scheduler under test is replaced in it; on local each configuration has its own.
+No cluster is started."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from schedgate.errors import SchedgateError
 from schedgate.providers import ClusterRequest
-from schedgate.pytest_plugin.planes import ExtraClusters, cluster_group, group_by_cluster
+from schedgate.pytest_plugin.planes import ExtraClusters, cluster_group, group_by_cluster, on_session, set_session
 from schedgate.scenarios.load import load_scenario
 from schedgate.spec.cluster import load_definition
 from schedgate.spec.schedconfig import load_scheduler_config
@@ -26,20 +31,30 @@ def request(provider: str) -> ClusterRequest:
                           load_scheduler_config(ROOT / "clusters/profiles/gpu-packing-scheduler.yaml"))
 
 
-def groups(provider: str) -> dict[str, tuple[str, str, str]]:
-    out = {}
-    for path in (CONFORMANCE, RACKS, EARLY_PERMIT, GATED):
-        group = cluster_group(load_scenario(ROOT / path), request(provider))
-        assert group is not None, f"{path} runs on an extra cluster"
-        out[path] = group
-    return out
+def test_on_kind_every_file_of_the_sessions_gate_set_runs_on_the_session_cluster_on_local_only_its_configuration():
+    kind, local = request("kind"), request("local")
+    conformance, racks, early, gated = (load_scenario(ROOT / p) for p in (CONFORMANCE, RACKS, EARLY_PERMIT, GATED))
+    assert [on_session(s, kind) for s in (conformance, racks, early, gated)] == [True, True, True, False]
+    assert [on_session(s, local) for s in (conformance, racks, early, gated)] == [False, True, False, False]
+    assert cluster_group(racks, local) is None and cluster_group(early, kind) is None
+    assert len({cluster_group(s, local)[0] for s in (conformance, early, gated)}) == 3
+    kubelets = replace(kind, definition=load_definition(ROOT / "clusters/dra-kubelets.yaml"))
+    assert not on_session(racks, kubelets), "a kubelet is not replaced by a file's node"
+    existing = ClusterRequest("existing", kind.definition, kind.scheduler_config)
+    assert not on_session(racks, existing), "a cluster schedgate did not make keeps its nodes"
 
 
-def test_on_kind_every_configuration_of_one_gate_set_shares_a_plane_and_on_local_each_has_its_own():
-    kind, local = groups("kind"), groups("local")
-    assert kind[CONFORMANCE][0] == kind[RACKS][0] == kind[EARLY_PERMIT][0] != kind[GATED][0]
-    assert len({kind[p][1] for p in (CONFORMANCE, RACKS, EARLY_PERMIT)}) == 3, "three scheduler configurations"
-    assert len({local[p][0] for p in (CONFORMANCE, RACKS, EARLY_PERMIT, GATED)}) == 4
+def test_gated_files_of_one_plane_run_together_by_configuration_then_by_definition():
+    req = request("kind")
+    gated = load_scenario(ROOT / GATED)
+    other = replace(load_scenario(ROOT / "e2e/scenarios/native-podgroup-too-big.scenario.yaml"),
+                    scheduler=load_scenario(ROOT / EARLY_PERMIT).scheduler)
+    rack = "e2e/scenarios/native-podgroup-one-rack.scenario.yaml"  # another gate set
+    items: list[Any] = [_Item(gated, "gated"), _Item(load_scenario(ROOT / RACKS), "racks"),
+                        _Item(load_scenario(ROOT / rack), "rack"), _Item(other, "other"),
+                        _Item(load_scenario(ROOT / "e2e/scenarios/native-podgroup-min-raised.scenario.yaml"), "min")]
+    group_by_cluster(items, req)
+    assert [i.nodeid for i in items] == ["gated", "min", "other", "racks", "rack"]
 
 
 @dataclass
@@ -48,31 +63,26 @@ class _Item:
     nodeid: str
 
 
-def test_files_on_one_plane_run_together_by_configuration_then_by_definition():
-    req = request("kind")
-    paths = [CONFORMANCE, GATED, RACKS, "e2e/conformance/spread-no-node-satisfies.scenario.yaml", EARLY_PERMIT,
-             "e2e/scenarios/spread-racks-soft.scenario.yaml"]
-    items: list[Any] = [_Item(load_scenario(ROOT / p), p) for p in paths]
-    group_by_cluster(items, req)
-    assert [i.nodeid for i in items] == [CONFORMANCE, "e2e/conformance/spread-no-node-satisfies.scenario.yaml",
-                                         RACKS, "e2e/scenarios/spread-racks-soft.scenario.yaml", EARLY_PERMIT, GATED]
-
-
 @dataclass
 class _Cluster:
     """What ExtraClusters asks of a cluster: its schedulers by profile, start, stop, nodes replaced."""
 
     schedulers: dict[str, str] = field(default_factory=dict)
     calls: list[str] = field(default_factory=list)
+    definition: Any = None
+    refuses: str = ""  # a lease name whose scheduler does not start
 
     def can(self, ability: Any) -> bool:
         return True
 
     def redefine(self, definition: Any) -> None:
         self.calls.append(f"nodes of {definition.name}")
+        self.definition = definition
 
     def start_scheduler(self, config: Any) -> str:
         self.calls.append(f"start {config.profile_names}")
+        if config.lease_name == self.refuses:
+            raise SchedgateError("refused its configuration")
         for p in config.profile_names:
             self.schedulers[p] = f"proc {config.lease_name}"
         return f"proc {config.lease_name}"
@@ -134,3 +144,34 @@ def test_on_local_another_configuration_is_another_cluster(monkeypatch):
     extra.get(load_scenario(ROOT / CONFORMANCE))
     extra.get(load_scenario(ROOT / RACKS))
     assert len(started) == 2 and started[0].stopped == 1
+
+
+def test_the_session_cluster_takes_a_files_nodes_and_scheduler_and_gives_them_back_once_each():
+    req, stash = request("kind"), pytest.Stash()
+    c = _Cluster(definition=req.definition)
+    c.start_scheduler(req.scheduler_config)
+    conformance = load_scenario(ROOT / CONFORMANCE)
+    mine, theirs = req.scheduler_config, conformance.scheduler
+    c.calls.clear()
+    assert set_session(stash, req, c, conformance.definition, theirs) == ""
+    assert c.calls == [f"nodes of {conformance.definition.name}", f"stop proc {mine.lease_name}",
+                       f"start {theirs.profile_names}", "sync"]
+    c.calls.clear()
+    assert set_session(stash, req, c, conformance.definition, theirs) == "" and c.calls == [], "already so"
+    assert set_session(stash, req, c, req.definition, mine) == ""
+    assert c.calls == [f"nodes of {req.definition.name}", f"stop proc {theirs.lease_name}",
+                       f"start {mine.profile_names}", "sync"]
+    assert set(c.schedulers.values()) == {f"proc {mine.lease_name}"}
+
+
+def test_a_scheduler_that_does_not_start_in_the_session_cluster_is_one_line_and_the_sessions_comes_back():
+    req, stash = request("kind"), pytest.Stash()
+    c = _Cluster(definition=req.definition)
+    c.start_scheduler(req.scheduler_config)
+    conformance = load_scenario(ROOT / CONFORMANCE)
+    c.refuses = conformance.scheduler.lease_name
+    failed = set_session(stash, req, c, conformance.definition, conformance.scheduler)
+    assert failed == "refused its configuration"
+    assert set(c.schedulers.values()) == {f"proc {req.scheduler_config.lease_name}"}
+    c.calls.clear()
+    assert set_session(stash, req, c, conformance.definition, req.scheduler_config) == "" and c.calls == []

@@ -54,24 +54,24 @@ def test_scenario_files_on_one_extra_cluster_are_one_work_unit_and_run_one_after
                    for name in ("fit-cpu-equal-edge-fits", "spread-no-node-satisfies",
                                 "taint-effect-mismatch-unschedulable")]
     assert conformance[0] and conformance.count(conformance[0]) == 3, conformance
-    racks = cluster_scope(pytestconfig, "e2e/scenarios/spread-racks-hard.scenario.yaml")
-    assert racks and racks != conformance[0]
-    assert cluster_scope(pytestconfig, "e2e/scenarios/spread-racks-soft.scenario.yaml") == racks
+    # The session's plane and configuration on other nodes: the session's cluster, its nodes replaced.
+    assert cluster_scope(pytestconfig, "e2e/scenarios/spread-racks-hard.scenario.yaml") is None
+    assert cluster_scope(pytestconfig, "e2e/scenarios/spread-racks-soft.scenario.yaml") is None
     pool = [cluster_scope(pytestconfig, f"e2e/scenarios/{name}.scenario.yaml")  # the pool role's cluster
             for name in ("pool-tenant-pools", "pool-gpu-capacity", "pool-node-gone", "two-schedulers-one-node")]
-    assert pool[0] and pool.count(pool[0]) == 4 and pool[0] not in (racks, conformance[0]), pool
+    assert pool[0] and pool.count(pool[0]) == 4 and pool[0] != conformance[0], pool
     # A definition with feature gates or a node agent starts a control plane of its own: replacing the nodes of
     # another would keep that one's flags and processes.
     gated = cluster_scope(pytestconfig, "e2e/scenarios/native-podgroup-gang.scenario.yaml")
     live = [cluster_scope(pytestconfig, f"e2e/scenarios/live-{name}.scenario.yaml")
             for name in ("deployment-ready", "graceful-preemption", "node-unreachable")]
-    assert live[0] and live.count(live[0]) == 3 and len({gated, live[0], racks, pool[0], conformance[0]}) == 5
+    assert live[0] and live.count(live[0]) == 3 and len({gated, live[0], pool[0], conformance[0]}) == 4
     # The same definitions with the gates a file's requires: turns on are clusters of their own.
     gated_racks = {cluster_scope(pytestconfig, f"e2e/scenarios/native-podgroup-{name}.scenario.yaml")
                    for name in ("one-rack", "no-rack-fits")}
     gated_live = {cluster_scope(pytestconfig, f"e2e/scenarios/native-podgroup-{name}.scenario.yaml")
                   for name in ("preempts-whole", "preempts-nothing")}
-    assert len(gated_racks) == len(gated_live) == 1 and len({*gated_racks, *gated_live, gated, racks, live[0]}) == 5
+    assert len(gated_racks) == len(gated_live) == 1 and len({*gated_racks, *gated_live, gated, live[0]}) == 4
     assert cluster_scope(pytestconfig, "e2e/scenarios/cache-changes.scenario.yaml") is None  # the session's
     assert cluster_scope(pytestconfig, "e2e/test_gangs.py") is None
     # In a run without -n: the files of each extra cluster one after another, in collection order.
@@ -79,7 +79,7 @@ def test_scenario_files_on_one_extra_cluster_are_one_work_unit_and_run_one_after
     listed = [x.split("::")[0] for x in serial.stdout.splitlines() if "::" in x]
     scopes = [cluster_scope(pytestconfig, x) for x in listed]
     runs = [s for i, s in enumerate(scopes) if s and (i == 0 or scopes[i - 1] != s)]
-    assert len(runs) == len(set(runs)) == 8, list(zip(listed, scopes, strict=True))
+    assert len(runs) == len(set(runs)) == 7, list(zip(listed, scopes, strict=True))
 
 
 def test_the_existing_provider_refuses_workers(tmp_path: Path) -> None:
