@@ -15,6 +15,7 @@ started or stopped.
 
 from __future__ import annotations
 
+import itertools
 import json
 import ssl
 import time
@@ -47,6 +48,9 @@ ALLOWED_PATHS = "--authorization-always-allow-paths=/healthz,/readyz,/livez,/met
 # not seen in /proc. Each listing is a docker exec (60-100 ms here), and a test asks at every wait and
 # barrier: asked afresh each time, they took a third of a conformance file's time on kind.
 HEALTH_EVERY = 1.0
+
+
+LAUNCHES = itertools.count(1)  # static pods of schedgate's schedulers launched by this process
 
 
 def _insecure() -> ssl.SSLContext:
@@ -115,6 +119,11 @@ class PodScheduler:
     # Its container's process on this machine and the container's id, once healthy (:mod:`.hostproc`): health
     # is then read from /proc, not listed through crictl.
     _pid: tuple[int, str] | None = field(default=None, repr=False)
+    # This launch's number, unique in the run (:data:`LAUNCHES`): each launch is a static pod of its own name.
+    # The kubelet starts a static pod only once the last one of the same name has finished terminating, which it
+    # sees seconds after the containers have stopped: the same scheduler stopped at one test's end and started
+    # at the next one's took 12 s to start here, against 1 s under another name.
+    launch_number: int = 0
 
     @property
     def profiles(self) -> list[str]:
@@ -126,9 +135,14 @@ class PodScheduler:
         return f"schedgate-scheduler-{self.name}"[:63].rstrip("-")
 
     @property
+    def static_name(self) -> str:
+        """This launch's static pod, as the manifest names it."""
+        return f"{self.deployment}-{self.launch_number}"
+
+    @property
     def pod(self) -> str:
         """The static pod's name as the kubelet runs it: the manifest's, then the node's."""
-        return f"{self.deployment}-{self.node.container}"
+        return f"{self.static_name}-{self.node.container}"
 
     @property
     def returncode(self) -> int | None:
@@ -157,7 +171,7 @@ class PodScheduler:
                              {"name": "ca", "mountPath": CLUSTER_CA, "readOnly": True}],
         }
         return {"apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": self.deployment, "namespace": SCHEDULER_NAMESPACE, "labels": labels},
+                "metadata": {"name": self.static_name, "namespace": SCHEDULER_NAMESPACE, "labels": labels},
                 "spec": {"hostNetwork": True, "terminationGracePeriodSeconds": 5, "containers": [container],
                          "volumes": [{"name": "config", "hostPath": {"path": self.files, "type": "Directory"}},
                                      {"name": "ca", "hostPath": {"path": CLUSTER_CA, "type": "File"}}]}}
@@ -167,10 +181,11 @@ class PodScheduler:
 
     # -- lifecycle ---------------------------------------------------------
     def launch(self) -> None:
-        """Its configuration and kubeconfig, then the manifest (one of an earlier test's, same name, is
-        replaced: the kubelet restarts the pod)."""
+        """Its configuration and kubeconfig, then the manifest of its next launch (one of an earlier test's, same
+        file, is replaced: the kubelet stops that pod and starts this one)."""
         assert self.effective is not None, "kind's own scheduler is kubeadm's"
         self._seen = self._pid = None
+        self.launch_number = next(LAUNCHES)
         self.node.write(f"{self.files}/config.yaml", yaml.safe_dump(self.effective.doc, sort_keys=False))
         self.node.write(f"{self.files}/kubeconfig", self.kubeconfig)
         self.node.write(f"{MANIFESTS}/{self.deployment}.yaml", yaml.safe_dump(self.manifest(), sort_keys=False))

@@ -303,4 +303,14 @@ def test_the_scheduler_under_test_is_a_static_pod_of_files_written_into_the_cont
     assert "--secure-port=10300" in c["command"] and "--config=/etc/schedgate/config.yaml" in c["command"]
     assert {v["name"]: v["hostPath"]["path"] for v in spec["volumes"]} == {
         "config": "/etc/schedgate/under-test", "ca": "/etc/kubernetes/pki/ca.crt"}
-    assert s.pod == "schedgate-scheduler-under-test-k-control-plane"  # the kubelet adds its node's name
+    first = manifest["metadata"]["name"]
+    assert first == f"schedgate-scheduler-under-test-{s.launch_number}"
+    assert s.pod == f"{first}-k-control-plane"  # the kubelet adds its node's name
+    # Each launch is a static pod of another name, also a new scheduler of the same lease: the kubelet starts one
+    # of a name only once the last has finished terminating (seconds after its containers have stopped).
+    s.launch()
+    again = replace(s, launch_number=0)
+    again.launch()
+    names = [yaml.safe_load(body)["metadata"]["name"] for cmd, body in written if cmd.endswith('under-test.yaml"')]
+    assert len(names) == len(set(names)) == 3, names
+    assert all(n.startswith("schedgate-scheduler-under-test-") for n in names), names
