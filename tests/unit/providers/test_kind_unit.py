@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import os
+import re
+import tarfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -293,10 +296,16 @@ def test_the_scheduler_under_test_is_a_static_pod_of_files_written_into_the_cont
                      node=ControlPlane(Recorder(), "k-control-plane", "172.18.0.2"), run_dir=tmp_path, port=10300,
                      kubeconfig="apiVersion: v1\nkind: Config\n")
     s.launch()
-    paths = [cmd.rsplit('mv "', 1)[1].split('" "')[1].rstrip('"') for cmd, _ in written]
-    assert paths == ["/etc/schedgate/under-test/config.yaml", "/etc/schedgate/under-test/kubeconfig",
+    [(cmd, body)] = written  # one docker exec: a tar of hidden files, moved into place manifest last
+    with tarfile.open(fileobj=io.BytesIO(body)) as tar:
+        files = {m.name: tar.extractfile(m).read().decode() for m in tar.getmembers()}
+    assert list(files) == ["etc/schedgate/under-test/.config.yaml", "etc/schedgate/under-test/.kubeconfig",
+                           "etc/kubernetes/manifests/.schedgate-scheduler-under-test.yaml"]
+    moved = re.findall(r'mv "[^"]*" "([^"]*)"', cmd)
+    assert moved == ["/etc/schedgate/under-test/config.yaml", "/etc/schedgate/under-test/kubeconfig",
                      "/etc/kubernetes/manifests/schedgate-scheduler-under-test.yaml"]
-    manifest = yaml.safe_load(written[-1][1])
+    assert files["etc/schedgate/under-test/.kubeconfig"] == "apiVersion: v1\nkind: Config\n"
+    manifest = yaml.safe_load(files["etc/kubernetes/manifests/.schedgate-scheduler-under-test.yaml"])
     spec = manifest["spec"]
     assert spec["hostNetwork"] is True and "serviceAccountName" not in spec and "nodeName" not in spec
     [c] = spec["containers"]
@@ -311,6 +320,10 @@ def test_the_scheduler_under_test_is_a_static_pod_of_files_written_into_the_cont
     s.launch()
     again = replace(s, launch_number=0)
     again.launch()
-    names = [yaml.safe_load(body)["metadata"]["name"] for cmd, body in written if cmd.endswith('under-test.yaml"')]
+    names = []
+    for _, body in written:
+        with tarfile.open(fileobj=io.BytesIO(body)) as tar:
+            member = tar.extractfile("etc/kubernetes/manifests/.schedgate-scheduler-under-test.yaml")
+            names.append(yaml.safe_load(member.read())["metadata"]["name"])
     assert len(names) == len(set(names)) == 3, names
     assert all(n.startswith("schedgate-scheduler-under-test-") for n in names), names
