@@ -186,7 +186,7 @@ class Cluster:
 
         Returns the schedulers that had to be restarted."""
         revived = self.revive()
-        if self.nodes.reset() or revived:
+        if self.nodes.reset() or revived or self.nodes.unseen:  # unseen: nodes replaced by another definition's
             self.sync_schedulers()
         return revived
 
