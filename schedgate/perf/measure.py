@@ -78,7 +78,8 @@ PAIRED_TAG = "-b"  # the baseline's copy of the nodes in the paired rounds: labe
 ADDED_ROUNDS = 2
 # Sets of turns (A B B A) added when the turns break a budget, judged then over all turns: on kind one slow
 # turn of the correct build once put its Filter p99 at 3.62 times the baseline's (two histogram buckets)
-# against 2.5. A real regression breaks it again over twice the turns; noise seldom does.
+# against 2.5. A real regression breaks it again over twice the turns; noise seldom does. Where each round
+# of turns (A B, then B A) breaks it on its own, none is added (:func:`every_round_breaks`).
 ADDED_TURNS = 1
 
 
@@ -154,6 +155,13 @@ def order(rounds: int) -> list[int]:
     return [(i + (i // 2)) % 2 for i in range(2 * rounds)]
 
 
+def every_round_breaks(c: Comparison, broken: Callable[[Comparison], list[str]] | None) -> bool:
+    """Whether each round of turns (one turn of each side, as they ran) breaks a budget on its own: a
+    regression, not one slow turn, which more turns would only confirm."""
+    rounds = [c.turns[i:i + 2] for i in range(0, len(c.turns), 2)]
+    return broken is not None and bool(rounds) and all(broken(replace(c, turns=r, paired=[])) for r in rounds)
+
+
 def compare(cluster: Cluster, under_test: Side, baseline: Side, workload: Workload,
             broken: Callable[[Comparison], list[str]] | None = None) -> Comparison:
     """Run ``workload`` through both sides, turns alternating (see :func:`order`); while ``broken`` names a
@@ -179,10 +187,13 @@ def compare(cluster: Cluster, under_test: Side, baseline: Side, workload: Worklo
                  names, ns, tag, -1)
         turns = order(workload.rounds)
         for added in range(ADDED_TURNS + 1):
-            why = broken(result) if added and broken is not None else []
-            if added and not why:
-                break
-            if why:
+            if added:
+                why = broken(result) if broken is not None else []
+                if not why:
+                    break
+                if every_round_breaks(result, broken):
+                    log.info("performance: %s in each round of turns; no turn added", why[0], extra=LIVE)
+                    break
                 log.info("performance: %s after %d turns; %d more, judged with them", why[0], len(result.turns),
                          len(turns), extra=LIVE)
             for which in turns:

@@ -341,7 +341,8 @@ class _Cluster:
 @pytest.mark.parametrize(("slow_turns", "turns", "fails"), [
     (set(), 4, False),       # nothing broken: the four turns asked for
     ({0}, 8, False),         # one slow turn: four more, and over all eight the budget holds
-    ({0, 3, 4, 7}, 8, True),  # slow again in the added turns: a regression, still broken over all
+    ({0, 4, 7}, 8, True),    # slow again in the added turns: a regression, still broken over all
+    ({0, 3}, 4, True),       # broken in each round of turns on its own: a regression, no turn added
 ])
 def test_a_budget_the_turns_break_gets_one_more_set_of_turns_judged_over_all(monkeypatch, slow_turns, turns, fails):
     from schedgate.perf import measure
