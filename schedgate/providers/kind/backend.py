@@ -15,6 +15,7 @@ from schedgate.errors import ComponentError
 from schedgate.kube.api import create_or_keep
 from schedgate.providers.identity import cluster_ca, identity_name, token_kubeconfig, token_kubeconfig_text
 from schedgate.providers.kind.config import AUDIT_LOG_PATH
+from schedgate.providers.kind.controlplane import ControlPlane
 from schedgate.providers.kind.dra import DriverSlices
 from schedgate.providers.kind.host import Host
 from schedgate.providers.kind.scheduler import (
@@ -22,7 +23,6 @@ from schedgate.providers.kind.scheduler import (
     FIRST_PORT,
     IN_POD_KUBECONFIG,
     SCHEDULER_NAMESPACE,
-    ControlPlane,
     PodScheduler,
     StaticScheduler,
 )

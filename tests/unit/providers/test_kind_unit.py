@@ -280,7 +280,8 @@ def test_the_scheduler_under_test_is_a_static_pod_of_files_written_into_the_cont
     """No API object runs it (the control plane registers no Node, so the kubelet watches no pods): a
     manifest in the kubelet's static pod folder, its configuration and kubeconfig in a folder of its own,
     each written whole (a hidden file moved into place), on the node's network at its own port."""
-    from schedgate.providers.kind.scheduler import ControlPlane, PodScheduler
+    from schedgate.providers.kind.controlplane import ControlPlane
+    from schedgate.providers.kind.scheduler import PodScheduler
     from schedgate.spec.schedconfig import default_scheduler_config
 
     written: list[tuple[str, bytes | None]] = []
