@@ -202,9 +202,9 @@ def session_as(item: pytest.Item, req: ClusterRequest) -> tuple[ClusterDefinitio
     """The nodes and the scheduler under test the session's cluster has for ``item``: a scenario file's own
     where it runs there (:func:`on_session`), else the session's."""
     scenario = getattr(item, "scenario", None)
-    if isinstance(scenario, Scenario) and on_session(scenario, req):
+    if isinstance(scenario, Scenario) and not same_cluster(scenario, req) and on_session(scenario, req):
         return scenario.definition, scenario.scheduler or req.scheduler_config
-    return req.definition, req.scheduler_config
+    return req.definition, req.scheduler_config  # the session's own (on a cluster schedgate did not make: as it is)
 
 
 def prepare_session(item: pytest.Item, c: Cluster) -> None:

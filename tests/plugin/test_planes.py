@@ -14,7 +14,14 @@ import pytest
 
 from schedgate.errors import SchedgateError
 from schedgate.providers import ClusterRequest
-from schedgate.pytest_plugin.planes import ExtraClusters, cluster_group, group_by_cluster, on_session, set_session
+from schedgate.pytest_plugin.planes import (
+    ExtraClusters,
+    cluster_group,
+    group_by_cluster,
+    on_session,
+    session_as,
+    set_session,
+)
 from schedgate.scenarios.load import load_scenario
 from schedgate.spec.cluster import load_definition
 from schedgate.spec.schedconfig import load_scheduler_config
@@ -42,6 +49,31 @@ def test_on_kind_every_file_of_the_sessions_gate_set_runs_on_the_session_cluster
     assert not on_session(racks, kubelets), "a kubelet is not replaced by a file's node"
     existing = ClusterRequest("existing", kind.definition, kind.scheduler_config)
     assert not on_session(racks, existing), "a cluster schedgate did not make keeps its nodes"
+
+
+def test_the_session_cluster_is_given_a_files_nodes_only_where_they_replace_the_sessions(tmp_path):
+    kind = request("kind")
+    racks = load_scenario(ROOT / RACKS)
+    assert session_as(_Item(racks, "racks"), kind) == (racks.definition, racks.scheduler)
+    # A cluster schedgate did not make runs a file of its definition as it is: the gate its requires: turns on
+    # where schedgate starts the cluster is not one to replace the nodes with there (the file skips instead).
+    needs = tmp_path / "needs-gate.scenario.yaml"
+    needs.write_text(f"""\
+apiVersion: schedgate.io/v1alpha1
+kind: Scenario
+name: needs-gate
+cluster: {ROOT}/clusters/inference.yaml
+requires: [GenericWorkload]
+steps:
+  - apply:
+      manifest: {{apiVersion: scheduling.k8s.io/v1beta1, kind: PodGroup, metadata: {{name: pair}},
+                 spec: {{schedulingPolicy: {{gang: {{minCount: 2}}}}}}}}
+""")
+    gated = load_scenario(needs)
+    existing = ClusterRequest("existing", kind.definition, kind.scheduler_config)
+    assert on_session(gated, existing) and gated.definition != existing.definition
+    assert session_as(_Item(gated, "gated"), existing) == (existing.definition, existing.scheduler_config)
+    assert session_as(_Item(None, "test_x.py::test_y"), kind) == (kind.definition, kind.scheduler_config)
 
 
 def test_gated_files_of_one_plane_run_together_by_configuration_then_by_definition():
