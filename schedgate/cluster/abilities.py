@@ -54,9 +54,11 @@ NODE_ABILITIES = frozenset({Ability.ADDS_NODES, Ability.RUNS_PODS, Ability.ADMIT
 
 @runtime_checkable
 class StartsSchedulers(Protocol):
-    def start_scheduler(self, config: SchedulerConfig, binary: Path | None, api_server: str | None) -> Scheduler:
+    def start_scheduler(self, config: SchedulerConfig, binary: Path | None, api_server: str | None,
+                        nodes: int) -> Scheduler:
         """Start a scheduler for ``config``'s profiles with its own identity, RBAC and lease; with
-        ``api_server`` its kubeconfig names that address (a proxy) instead of the API server's own."""
+        ``api_server`` its kubeconfig names that address (a proxy) instead of the API server's own. ``nodes``: how
+        many it will see now, which decides its log flags (:func:`~schedgate.objects.schedlog.log_flags`)."""
 
     def stop_scheduler(self, scheduler: Scheduler) -> None:
         """Stop it for good and forget its profiles."""

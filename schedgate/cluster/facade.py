@@ -119,7 +119,7 @@ class Cluster:
         taken = sorted(set(config.profile_names) & set(self.schedulers))
         if taken:
             raise ComponentError(f"profile(s) {taken} are already served by a running scheduler")
-        return starter.start_scheduler(config, binary, api_server)
+        return starter.start_scheduler(config, binary, api_server, self.node_count())
 
     def stop_scheduler(self, proc: Scheduler) -> None:
         starter = self.use(StartsSchedulers)  # type: ignore[type-abstract]

@@ -188,6 +188,36 @@ def test_a_scheduler_crash_fails_the_wait_at_once_instead_of_running_out_the_clo
     wait_for(late, scheduled_on(cluster.nodes_except("train")), timeout=30)
 
 
+def test_a_scheduler_started_beside_more_nodes_than_score_lines_suit_logs_no_score_lines(cluster, ns):
+    """A performance file adds its 1,000 nodes to a cluster defined with a few, then starts each turn's scheduler:
+    it is started with the log flags of the nodes it sees then (no per-node score lines above SCORED_UP_TO), not
+    of the definition's size. Its attempts and binds are still logged."""
+    from dataclasses import replace
+
+    from schedgate.kube.poll import poll_until
+    from schedgate.objects.schedlog import SCORED_UP_TO
+    from schedgate.spec.schedconfig import parse_scheduler_config
+
+    like = cluster.definition.nodes()[0]
+    names = [f"log-flags-{i}" for i in range(SCORED_UP_TO)]
+    cluster.nodes.add_many([replace(like, name=n, pool="log-flags", taints=(), labels={
+        **like.labels, "kubernetes.io/hostname": n, "schedgate.io/log-flags": "yes"}) for n in names])
+    config = parse_scheduler_config({"apiVersion": "kubescheduler.config.k8s.io/v1",
+                                     "kind": "KubeSchedulerConfiguration", "profiles": [{"schedulerName": "log-flags"}]})
+    proc = cluster.start_scheduler(config)
+    try:
+        pod = make_pod("counted").scheduler("log-flags").require_label("schedgate.io/log-flags", "yes").create(ns)
+        wait_for(pod, scheduled_on(names))
+        # The bind is logged once the API server has answered it: after the pod is seen bound.
+        poll_until(lambda: '"Successfully bound pod to node" pod="' in proc.log_path.read_text(),  # type: ignore
+                   "the bind in the scheduler's log", 10)
+        assert "Plugin scored node for pod" not in proc.log_path.read_text(), \
+            f"score lines logged beside {cluster.node_count()} nodes"  # type: ignore[union-attr]
+    finally:
+        cluster.stop_scheduler(proc)
+        cluster.nodes.remove_added(names)
+
+
 def test_apply_keeps_api_discovery_in_memory_and_reads_no_cache_planted_in_the_temporary_folder(cluster, ns):
     """The client's default discovery cache is ``$TMPDIR/osrcp-<md5 of the server's address>.json``: left behind
     by every run, and read by the next client of that address, whoever planted it."""

@@ -136,7 +136,8 @@ class ExistingBackend:
     def components(self) -> Sequence[Component]:
         return [s.proc for s in distinct(self.schedulers) if isinstance(s, SchedulerProcess) and s.proc]
 
-    def start_scheduler(self, config: SchedulerConfig, binary: Path | None, api_server: str | None) -> Scheduler:
+    def start_scheduler(self, config: SchedulerConfig, binary: Path | None, api_server: str | None,
+                        nodes: int) -> Scheduler:
         lease = config.lease_name
         identity = identity_name(lease)
         subject = {"kind": "ServiceAccount", "name": identity, "namespace": SYSTEM_NAMESPACE}
@@ -166,7 +167,7 @@ class ExistingBackend:
         path = effective.write(self.run.path / f"{lease}.config.yaml")
         proc = SchedulerProcess(name=lease, config=config, effective=effective, config_path=path,
                                 binary=Path(binary or self.default_binary), port=free_port(), pki=self.pki,
-                                run=self.run)
+                                run=self.run, nodes=nodes)
         proc.start()
         for p in config.profile_names:
             self.schedulers[p] = proc

@@ -278,7 +278,7 @@ def nodes_as_defined(c: ExistingContext) -> None:
 def scheduler_under_test(c: ExistingContext) -> None:
     config, backend = c.req.scheduler_config, made(c.backend, "the nodes as defined")
     if not c.req.scheduler_running:
-        backend.start_scheduler(config, None, None)
+        backend.start_scheduler(config, None, None, len(c.req.definition.nodes()))
         return
     running = RunningScheduler(name=config.lease_name, config=config, config_path=Path(config.source))
     for p in config.profile_names:

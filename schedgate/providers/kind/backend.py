@@ -100,7 +100,8 @@ class KindBackend:
                 out.append(s)
         return out
 
-    def start_scheduler(self, config: SchedulerConfig, binary: Path | None, api_server: str | None) -> Scheduler:
+    def start_scheduler(self, config: SchedulerConfig, binary: Path | None, api_server: str | None,
+                        nodes: int) -> Scheduler:
         if config.black_box is not None:
             return self._start_black_box(config, api_server)
         img = self.scheduler_image
@@ -114,7 +115,7 @@ class KindBackend:
         path = effective.write(self.run_dir / f"{lease}.config.yaml")
         s = PodScheduler(name=lease, config=config, effective=effective, config_path=path, image=img,
                          node=self.plane(), run_dir=self.run_dir / "logs", port=FIRST_PORT + len(self._ports),
-                         extra_args=self.scheduler_args)
+                         extra_args=self.scheduler_args, nodes=nodes)
         self._ports.append(s.port)
         core = k8s.CoreV1Api(self.api)
         create_or_keep(core.create_namespaced_service_account, SCHEDULER_NAMESPACE,

@@ -246,7 +246,7 @@ def start_scheduler(c: KindContext) -> None:
                               node=c.backend.plane(), run_dir=run.path / "logs")
     default.wait_healthy()  # kubeadm's, on the node's address (control_plane_patches)
     c.backend.schedulers["default-scheduler"] = default
-    c.backend.start_scheduler(req.scheduler_config, None, None)
+    c.backend.start_scheduler(req.scheduler_config, None, None, len(req.definition.nodes()))
 
 
 def start_dra_driver(c: KindContext) -> None:

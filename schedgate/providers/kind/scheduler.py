@@ -28,7 +28,7 @@ import yaml
 from schedgate.errors import ComponentError
 from schedgate.kube.poll import poll_until
 from schedgate.objects.metrics import MetricsSnapshot, parse_metrics
-from schedgate.objects.schedlog import LOG_FLAGS
+from schedgate.objects.schedlog import log_flags
 from schedgate.providers.kind.controlplane import ControlPlane
 from schedgate.providers.kind.hostproc import container_pid, runs
 from schedgate.runtime.health import get
@@ -83,6 +83,7 @@ class PodScheduler:
     _attempt: int = 0  # its container's restart count when it was last started
     _last_log: str = ""
     extra_args: tuple[str, ...] = ()  # more flags (the definition's --feature-gates)
+    nodes: int = 0  # the nodes it sees when it starts: its log flags depend on it (schedlog.log_flags)
     _seen: tuple[float, list[dict[str, Any]]] | None = field(default=None, repr=False)  # (when, containers)
     # Its container's process on this machine and the container's id, once healthy (:mod:`.hostproc`): health
     # is then read from /proc, not listed through crictl.
@@ -134,7 +135,7 @@ class PodScheduler:
         container = {
             "name": "kube-scheduler", "image": self.image, "imagePullPolicy": "Never",
             "command": ["/usr/local/bin/kube-scheduler", f"--config={FILES}/config.yaml", f"--secure-port={self.port}",
-                        ALLOWED_PATHS, *LOG_FLAGS, *self.extra_args],
+                        ALLOWED_PATHS, *log_flags(self.nodes), *self.extra_args],
             "volumeMounts": [{"name": "config", "mountPath": FILES, "readOnly": True},
                              {"name": "ca", "mountPath": CLUSTER_CA, "readOnly": True}],
         }

@@ -216,7 +216,8 @@ class LocalControlPlane:
         self.procs[AGENT] = proc
         return proc, probe("127.0.0.1", port, "/healthz", None)
 
-    def scheduler(self, config: SchedulerConfig, binary: Path, identity: str, lease: str) -> Launched:
+    def scheduler(self, config: SchedulerConfig, binary: Path, identity: str, lease: str,
+                  nodes: int | None = None) -> Launched:
         if config.black_box is not None:
             box = BlackBoxProcess(name=lease, config=config, kubeconfig=self.kubeconfig(identity), run=self.run,
                                   built=self.bins.programs)
@@ -226,8 +227,8 @@ class LocalControlPlane:
         effective = config.effective(kubeconfig=str(self.kubeconfig(identity)), lease=lease)
         path = effective.write(self.run.path / f"{lease}.config.yaml")
         proc = SchedulerProcess(name=lease, config=config, effective=effective, config_path=path, binary=binary,
-                                port=free_port(), pki=self.pki, run=self.run, nodes=self.nodes,
-                                extra_args=self.gates.feature_gates_flag())
+                                port=free_port(), pki=self.pki, run=self.run, nodes=self.nodes if nodes is None
+                                else nodes, extra_args=self.gates.feature_gates_flag())
         for profile in config.profile_names:
             self.schedulers[profile] = proc
         return proc
@@ -251,17 +252,19 @@ class LocalControlPlane:
         self.timings["schedulers+controllers"] = time.monotonic() - t0
         return [default, under_test]
 
-    def add_scheduler(self, config: SchedulerConfig, binary: Path, server: str | None = None) -> Scheduler:
+    def add_scheduler(self, config: SchedulerConfig, binary: Path, server: str | None = None,
+                      nodes: int | None = None) -> Scheduler:
         """Start one more scheduler, under its own user, while the cluster runs.
 
         ``server`` (``https://host:port``) replaces the API server's address in its kubeconfig, e.g. a
-        proxy in front of it; the serving certificate is still checked, under its own name.
+        proxy in front of it; the serving certificate is still checked, under its own name. ``nodes``: how many
+        it will see (its log flags), the definition's size if not said.
         """
         lease = config.lease_name
         identity = "sched-" + "".join(c if c.isalnum() or c == "-" else "-" for c in lease)
         self._pki([f"{identity}={under_test_user(lease)}/{SCHEDULER_GROUP}"])
         self.write_kubeconfig(identity, server)
-        proc = self.scheduler(config, binary, identity, lease)
+        proc = self.scheduler(config, binary, identity, lease, nodes)
         proc.start()
         return proc
 

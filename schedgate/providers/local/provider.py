@@ -75,11 +75,12 @@ class LocalBackend:
     def components(self) -> Sequence[Component]:
         return self.cp.components()
 
-    def start_scheduler(self, config: SchedulerConfig, binary: Path | None, api_server: str | None) -> Scheduler:
+    def start_scheduler(self, config: SchedulerConfig, binary: Path | None, api_server: str | None,
+                        nodes: int) -> Scheduler:
         lease = config.lease_name
         grant(self.cp.api_client(), lease, user_subject(under_test_user(lease)), lease, config.shared_pools,
               black_box=config.black_box is not None)
-        return self.cp.add_scheduler(config, Path(binary or self.default_binary), api_server)
+        return self.cp.add_scheduler(config, Path(binary or self.default_binary), api_server, nodes)
 
     def stop_scheduler(self, scheduler: Scheduler) -> None:
         self.cp.remove_scheduler(scheduler)
