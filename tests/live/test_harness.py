@@ -203,7 +203,8 @@ def test_a_scheduler_started_beside_more_nodes_than_score_lines_suit_logs_no_sco
     cluster.nodes.add_many([replace(like, name=n, pool="log-flags", taints=(), labels={
         **like.labels, "kubernetes.io/hostname": n, "schedgate.io/log-flags": "yes"}) for n in names])
     config = parse_scheduler_config({"apiVersion": "kubescheduler.config.k8s.io/v1",
-                                     "kind": "KubeSchedulerConfiguration", "profiles": [{"schedulerName": "log-flags"}]})
+                                     "kind": "KubeSchedulerConfiguration",
+                                     "profiles": [{"schedulerName": "log-flags"}]})
     proc = cluster.start_scheduler(config)
     try:
         pod = make_pod("counted").scheduler("log-flags").require_label("schedgate.io/log-flags", "yes").create(ns)
