@@ -19,8 +19,11 @@ from kubernetes.dynamic.exceptions import ResourceNotFoundError, ResourceNotUniq
 
 from schedgate.errors import ComponentError
 from schedgate.kube.api import ignore_not_found
+from schedgate.kube.poll import poll_until
+from schedgate.spec.crds import CRD_API, CRD_KIND, is_crd
 
 MERGE = "application/merge-patch+json"
+CRD_TIMEOUT = 60.0  # a CRD established, or gone with its objects
 
 
 class MemoryDiscoverer(LazyDiscoverer):
@@ -78,7 +81,24 @@ class Objects:
         res.create(body=body, namespace=ns)
         ref = Ref(str(manifest["apiVersion"]), str(manifest["kind"]), str(manifest["metadata"]["name"]), ns)
         self.created.append(ref)
+        if is_crd(manifest):
+            self._established(res, ref.name)
         return ref
+
+    def _established(self, res: Any, name: str, timeout: float = CRD_TIMEOUT) -> None:
+        """Wait until the CRD ``name`` serves its kinds (condition Established), and discovery knows them: the
+        next step may create one at once. A CRD the API server will not serve is one line with its reason."""
+        def served() -> bool:
+            conditions = {c["type"]: c for c in (res.get(name=name).to_dict().get("status") or {}).get(
+                "conditions") or []}
+            refused = conditions.get("NamesAccepted", {})
+            if refused.get("status") == "False":
+                raise ComponentError(f"CustomResourceDefinition {name}: {refused.get('message') or 'names refused'}")
+            return bool(conditions.get("Established", {}).get("status") == "True")
+
+        poll_until(served, f"CustomResourceDefinition {name} established", timeout, interval=0.05,
+                   error=ComponentError)
+        self._dyn.resources.invalidate_cache()
 
     def patch(self, api_version: str | None, kind: str, name: str, body: Mapping[str, Any]) -> None:
         res = self._resource(api_version, kind)
@@ -94,7 +114,13 @@ class Objects:
 
     def clean_up(self) -> None:
         """Delete what :meth:`create` made (newest first): cluster-scoped objects would outlive the run, and a
-        workload controller would make pods again while the namespace's pods are deleted."""
+        workload controller would make pods again while the namespace's pods are deleted. A CRD is waited for
+        until it is gone (its objects first): the next file on the cluster may define it again."""
         for ref in reversed(self.created):
             self.delete(ref.api_version, ref.kind, ref.name)
+            if ref.kind == CRD_KIND and ref.api_version == CRD_API:
+                res = self._resource(ref.api_version, ref.kind)
+                poll_until(lambda: ignore_not_found(res.get, name=ref.name) is None,  # noqa: B023 — called here
+                           f"CustomResourceDefinition {ref.name} deleted", CRD_TIMEOUT, interval=0.05,
+                           error=ComponentError)
         self.created.clear()

@@ -10,6 +10,11 @@ create, list or watch them, nor any other). A black-box scheduler (not kube-sche
 a ClusterRole of its own to read pods and nodes, bind pods, write their status and events, and hold
 its lease; nothing else. The same objects serve a User (local provider, client certificate) or a
 ServiceAccount (in-cluster).
+
+What a scheduler's own plugins read (a custom resource, a ConfigMap of theirs) a scenario grants with a
+ClusterRole labelled :data:`PLUGIN_ROLE_LABEL` ``"true"``: every scheduler schedgate starts has an aggregated
+ClusterRole selecting that label (Kubernetes' ``aggregate-to-admin`` pattern), so the role's rules reach each of
+them, whatever identity the provider gives it (a User, a ServiceAccount).
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ BLACK_BOX_RULES = [
     {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]},
 ]
 _META = {"labels": {"app.kubernetes.io/managed-by": "schedgate"}}
+PLUGIN_ROLE_LABEL = "schedgate.io/aggregate-to-scheduler-under-test"
+PLUGIN_ROLE_SUFFIX = ":plugins"  # each scheduler's aggregated ClusterRole: schedgate:<identity>:plugins
 
 
 def scheduler_rbac(identity: str, subject: dict[str, str], lease: str,
@@ -45,7 +52,7 @@ def scheduler_rbac(identity: str, subject: dict[str, str], lease: str,
              "metadata": {"name": f"{name}:black-box", **meta},
              "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": f"{name}:black-box"},
              "subjects": [subject]},
-            *_lease(name, subject, lease)]
+            *_lease(name, subject, lease), *_plugins(name, subject)]
     by_ns: dict[str, list[str]] = {}
     for ns, cm in claims:
         by_ns.setdefault(ns, []).append(cm)
@@ -76,6 +83,20 @@ def scheduler_rbac(identity: str, subject: dict[str, str], lease: str,
                      "name": "extension-apiserver-authentication-reader"},
          "subjects": [subject]},
         *_lease(name, subject, lease),
+        *_plugins(name, subject),
+    ]
+
+
+def _plugins(name: str, subject: dict[str, str]) -> list[dict[str, Any]]:
+    """An aggregated ClusterRole of every ClusterRole labelled :data:`PLUGIN_ROLE_LABEL`, bound to ``subject``."""
+    role = f"{name}{PLUGIN_ROLE_SUFFIX}"
+    return [
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": role, **_META},
+         "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {PLUGIN_ROLE_LABEL: "true"}}]}, "rules": []},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+         "metadata": {"name": role, **_META},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+         "subjects": [subject]},
     ]
 
 

@@ -10,32 +10,43 @@ from typing import Any, ClassVar
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 
+from schedgate.kube.api import read_json
 from schedgate.kube.poll import poll_until
 from schedgate.objects.builders import PLACEHOLDER_IMAGE
+from schedgate.providers.rbac import PLUGIN_ROLE_LABEL, PLUGIN_ROLE_SUFFIX
 from schedgate.scenarios.declare import Declared, arg, read_string
 from schedgate.scenarios.node_steps import NodeStep
 from schedgate.scenarios.parse import Parser
 from schedgate.scenarios.run import Run
 from schedgate.scenarios.steps import step
 from schedgate.spec.cluster import Condition, NodeSpec, parse_conditions, parse_node_or_manifest
+from schedgate.spec.crds import is_crd, served_kinds
+from schedgate.spec.files import read_text
 from schedgate.spec.jsontypes import NODE_OR_MANIFEST, STR, Schema, listing, ref
 from schedgate.spec.manifest import describe, object_manifest
+from schedgate.spec.validate import Validator, join
+from schedgate.spec.yamlfile import MAX_BYTES, parse_yaml_all
 
 # Kinds a scenario makes with its own steps, where the harness keeps track of them.
 _OWN_STEP = {"Pod": "createPods", "Node": "addNodes (or a node step: label, taint, setResources, ...)",
              "Namespace": "nothing: the run has its namespace"}
 
 
-def _manifest(p: Parser, body: Any, w: str) -> dict[str, Any]:
-    """One object to apply: of a kind no step of the scenario's own makes, and not applied before."""
+def _manifest(p: Parser, body: Any, w: str, v: Validator | None = None) -> dict[str, Any]:
+    """One object to apply: of a kind no step of the scenario's own makes, and not applied before; a
+    CustomResourceDefinition makes the kinds it serves ones the later steps may apply (``v``: the checks of
+    the file the object is in, if not the scenario's)."""
+    v = v or p.v
     kind = body.get("kind") if isinstance(body, dict) else None
     if isinstance(kind, str) and kind in _OWN_STEP:  # any other kind: the manifest's own check names it
-        p.v.fail(f"{w}.kind", f"{kind} objects are made by {_OWN_STEP[kind]}, not apply")
-    manifest = object_manifest(p.v, body, w)
+        v.fail(join(w, "kind"), f"{kind} objects are made by {_OWN_STEP[kind]}, not apply")
+    manifest = object_manifest(v, body, w, p.custom_kinds)
     ref = (str(manifest["kind"]), str(manifest["metadata"]["name"]))
     if ref in p.applied:
-        p.v.fail(f"{w}.metadata.name", f"{describe(manifest)} is already applied by an earlier step")
+        v.fail(join(w, "metadata.name"), f"{describe(manifest)} is already applied by an earlier step")
     p.applied[ref] = str(manifest["apiVersion"])
+    if is_crd(manifest):
+        p.custom_kinds.update(served_kinds(v, manifest, w))
     return manifest
 
 
@@ -45,29 +56,53 @@ def _manifests(p: Parser, raw: Any, w: str) -> tuple[dict[str, Any], ...]:
     return tuple(_manifest(p, body, f"{w}[{i}]") for i, body in enumerate(raw))
 
 
+def _files(p: Parser, raw: Any, w: str) -> tuple[dict[str, Any], ...]:
+    """The objects of YAML files (each document one; a CRD release's files as they are), named relative to the
+    scenario's folder; a problem in one names that file, its document and field."""
+    out: list[dict[str, Any]] = []
+    for i, name in enumerate(p.v.strings(raw, w)):
+        path = p.referenced(name)
+        if not path.is_file():
+            p.v.fail(f"{w}[{i}]", f"no file {name!r} (relative to {p.path.parent})")
+        docs = parse_yaml_all(read_text(path, "manifest", MAX_BYTES), path)
+        if not docs:
+            p.v.fail(f"{w}[{i}]", f"{name!r} holds no object")
+        for j, (doc, lines) in enumerate(docs):
+            source = f"{path} (document {j + 1} of {len(docs)})" if len(docs) > 1 else str(path)
+            out.append(_manifest(p, doc, "", Validator(source, lines)))
+    return tuple(out)
+
+
 MANIFEST: Schema = {"type": "object", "description": "an object of any kind the pinned API serves"}
 
 
 @step("apply")
 @dataclass(frozen=True)
 class Apply(Declared):
-    """``manifest`` (or ``manifests``): objects of any kind the pinned API serves, created in order. A
-    container image ``schedgate.invalid/placeholder:0`` becomes the cluster's own pod image."""
+    """``manifest`` (or ``manifests``, or ``files``): objects of any kind the pinned API serves, created in order.
+    A CustomResourceDefinition is waited for until it serves its kinds; the later steps may apply objects of them,
+    checked against its schema. A container image ``schedgate.invalid/placeholder:0`` becomes the cluster's own
+    pod image."""
 
-    RULE: ClassVar[Schema] = {"oneOf": [{"required": ["manifest"]}, {"required": ["manifests"]}]}
+    RULE: ClassVar[Schema] = {"oneOf": [{"required": ["manifest"]}, {"required": ["manifests"]},
+                                        {"required": ["files"]}]}
 
     manifest: dict[str, Any] | None = arg("manifest", MANIFEST["description"], MANIFEST, _manifest, default=None)
     manifests: tuple[dict[str, Any], ...] = arg("manifests", "objects of any kind the pinned API serves, in order",
                                                 listing({"type": "object"}, 1), _manifests, default=())
+    files: tuple[dict[str, Any], ...] = arg("files", "YAML files of such objects (a document each), relative to "
+                                                     "the scenario's folder, in order", listing(STR, 1), _files,
+                                            default=())
 
     @classmethod
     def rule(cls, p: Parser, m: dict[str, Any], w: str) -> None:
-        if ("manifest" in m) == ("manifests" in m):
-            p.v.fail(w, "needs one of 'manifest' (an object) or 'manifests' (a list of objects)")
+        if sum(k in m for k in ("manifest", "manifests", "files")) != 1:
+            p.v.fail(w, "needs one of 'manifest' (an object), 'manifests' (a list of objects) or 'files' (YAML "
+                        "files of objects)")
 
     @property
     def objects(self) -> tuple[dict[str, Any], ...]:
-        return (self.manifest,) if self.manifest is not None else self.manifests
+        return (self.manifest,) if self.manifest is not None else self.manifests or self.files
 
     def run(self, r: Run) -> None:
         r.cluster.settle()
@@ -76,6 +111,30 @@ class Apply(Declared):
             r.objects.create(_with_image(manifest, image) if image != PLACEHOLDER_IMAGE else manifest)
             if manifest["kind"] == "PriorityClass":
                 _in_effect(r, str(manifest["metadata"]["name"]))
+            elif manifest["kind"] == "ClusterRole" and (manifest["metadata"].get("labels") or {}).get(
+                    PLUGIN_ROLE_LABEL) == "true":
+                _aggregated(r, manifest)
+
+
+def _plain_rule(rule: Any) -> dict[str, Any]:
+    return {k: v for k, v in rule.items() if v} if isinstance(rule, dict) else {}
+
+
+def _aggregated(r: Run, role: dict[str, Any], timeout: float = 30.0) -> None:
+    """Wait until the controller manager has copied the rules of ``role`` (a ClusterRole for the schedulers'
+    plugins, :data:`~schedgate.providers.rbac.PLUGIN_ROLE_LABEL`) into each scheduler's aggregated role: a scheduler
+    started by the next step lists what it grants from its first request."""
+    rbac = k8s.RbacAuthorizationV1Api(r.cluster.api)
+    wanted = [_plain_rule(x) for x in role.get("rules") or []]
+
+    def missing() -> list[str]:
+        roles = read_json(rbac.list_cluster_role, label_selector="app.kubernetes.io/managed-by=schedgate")["items"]
+        return [x["metadata"]["name"] for x in roles if x["metadata"]["name"].endswith(PLUGIN_ROLE_SUFFIX)
+                and any(w not in [_plain_rule(y) for y in x.get("rules") or []] for w in wanted)]
+
+    poll_until(lambda: not missing(), f"the rules of ClusterRole {role['metadata']['name']} in every scheduler's "
+               "aggregated role (is the controller manager's clusterrole-aggregation-controller running?)", timeout,
+               interval=0.05)
 
 
 def _in_effect(r: Run, priority_class: str, timeout: float = 30.0) -> None:

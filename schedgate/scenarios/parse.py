@@ -37,6 +37,7 @@ class Parser:
     _created: set[str] = field(default_factory=set)  # the same names, for look-ups
     added: dict[str, NodeSpec] = field(default_factory=dict)  # nodes addNodes steps create, in order
     applied: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, name) -> apiVersion, by apply
+    custom_kinds: dict[tuple[str, str], Any] = field(default_factory=dict)  # served by CRDs applied: spec.crds
     group_members: dict[str, list[str]] = field(default_factory=dict)  # PodGroup -> the pods that name it
     group_devices: dict[str, tuple[DeviceRequest, ...]] = field(default_factory=dict)  # PodGroup -> its claim's
 

@@ -22,7 +22,7 @@ import kubernetes_validate
 from kubernetes_validate import utils as kv_files
 from referencing import Registry, Resource
 
-from schedgate.spec.validate import Validator, kind_of
+from schedgate.spec.validate import Validator, join, kind_of
 
 API_SCHEMA = "1.37"  # the pinned minor (go/go.mod); tests/unit/scenarios/test_manifest.py checks they agree
 # Lists of containers are merged by name, as a strategic merge patch would (the rest replace).
@@ -32,14 +32,18 @@ _BY_NAME = ("containers", "initContainers")
 _API_VERSION = re.compile(r"(?:[a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?v[0-9]+[a-z0-9]*")  # group/version, or v1
 
 
-def check_manifest(v: Validator, manifest: Mapping[str, Any], where: str) -> None:
-    """Fail in one line (``where.FIELD: PROBLEM``) unless the pinned API's schema accepts ``manifest``."""
+def check_manifest(v: Validator, manifest: Mapping[str, Any], where: str,
+                   custom: Mapping[tuple[str, str], Any] | None = None) -> None:
+    """Fail in one line (``where.FIELD: PROBLEM``) unless the pinned API's schema accepts ``manifest``, or the
+    schema of a kind in ``custom`` (those CustomResourceDefinitions the file applied earlier serve)."""
     kind, api_version = manifest.get("kind"), manifest.get("apiVersion")
-    check = _validator(kind, api_version) if isinstance(kind, str) and isinstance(api_version, str) \
-        and _API_VERSION.fullmatch(api_version) else None
+    check = None
+    if isinstance(kind, str) and isinstance(api_version, str) and _API_VERSION.fullmatch(api_version):
+        check = _validator(kind, api_version) or (custom or {}).get((api_version, kind))
     if check is None:
+        also = ", nor does a CustomResourceDefinition an earlier step applies" if custom is not None else ""
         v.fail(f"{where}.kind" if where else "kind",
-               f"{kind!r} of apiVersion {api_version!r} is not a kind Kubernetes {API_SCHEMA} serves")
+               f"{kind!r} of apiVersion {api_version!r} is not a kind Kubernetes {API_SCHEMA} serves{also}")
         return
     # The first by path (then message): iter_errors' own order can follow a set's, which changes with the
     # process's hash seed, and a file's two wrong fields must give the same line every run.
@@ -106,12 +110,14 @@ def _plain(problem: str) -> str:
     return problem if len(problem) <= 200 else f"{problem[:197]}..."
 
 
-def object_manifest(v: Validator, raw: Any, where: str) -> dict[str, Any]:
-    """A whole object (``apiVersion``, ``kind``, ``metadata.name``), schema-checked."""
+def object_manifest(v: Validator, raw: Any, where: str,
+                    custom: Mapping[tuple[str, str], Any] | None = None) -> dict[str, Any]:
+    """A whole object (``apiVersion``, ``kind``, ``metadata.name``), schema-checked (``custom``: see
+    :func:`check_manifest`)."""
     m = v.mapping(raw, where, required=("apiVersion", "kind", "metadata"))
-    meta = v.mapping(m["metadata"], f"{where}.metadata", required=("name",))
-    v.string(meta["name"], f"{where}.metadata.name")
-    check_manifest(v, m, where)
+    meta = v.mapping(m["metadata"], join(where, "metadata"), required=("name",))
+    v.string(meta["name"], join(where, "metadata.name"))
+    check_manifest(v, m, where, custom)
     return copy.deepcopy(m)
 
 

@@ -64,15 +64,32 @@ class _BoundedLoader(yaml.SafeLoader):
 
 def parse_yaml(text: str, source: str | Path) -> tuple[Any, dict[str, int]]:
     """One YAML document and its field-to-line map; a problem raises DefinitionError naming ``source``."""
+    return _parse(text, source, many=False)[0]
+
+
+def parse_yaml_all(text: str, source: str | Path) -> list[tuple[Any, dict[str, int]]]:
+    """Every document of a YAML stream (``---`` between them), each with its field-to-line map (lines of the
+    file); empty documents are left out. The bounds are the whole stream's."""
+    return [(doc, lines) for doc, lines in _parse(text, source, many=True) if doc is not None]
+
+
+def _parse(text: str, source: str | Path, many: bool) -> list[tuple[Any, dict[str, int]]]:
     try:
         loader = _BoundedLoader(text)  # its reader refuses control characters (a NUL) here already
     except yaml.reader.ReaderError as e:
         what = "a NUL byte" if e.character == 0 else f"the control character #x{e.character:04x}"
         raise DefinitionError(source, f"line {text.count(chr(10), 0, e.position) + 1}",
                               f"not valid YAML: {what} (YAML allows no control characters but tab, newline)") from None
+    out: list[tuple[Any, dict[str, int]]] = []
     try:
-        node = loader.get_single_node()
-        doc = None if node is None else loader.construct_document(node)
+        nodes = [loader.get_single_node()] if not many else \
+            [loader.get_node() for _ in iter(loader.check_node, False)]
+        for node in nodes:
+            doc = None if node is None else loader.construct_document(node)
+            lines: dict[str, int] = {}
+            if node is not None:
+                _walk(node, "", lines)
+            out.append((doc, lines))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else "YAML"
@@ -82,10 +99,7 @@ def parse_yaml(text: str, source: str | Path) -> tuple[Any, dict[str, int]]:
         raise DefinitionError(source, "YAML", f"not valid YAML: {str(e).splitlines()[0]}") from None
     finally:
         loader.dispose()
-    lines: dict[str, int] = {}
-    if node is not None:
-        _walk(node, "", lines)
-    return doc, lines
+    return out
 
 
 def read_yaml(path: str | Path, what: str, kinds: tuple[str, ...] = (),

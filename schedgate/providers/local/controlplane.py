@@ -49,7 +49,8 @@ HOOKS_THAT_WAIT = ("rbac/bootstrap-roles", "scheduling/bootstrap-system-priority
 # have no heartbeat; a node agent brings it (AGENT_CONTROLLERS).
 CONTROLLERS = ("serviceaccount-controller", "namespace-controller", "garbage-collector-controller",
                "resourceclaim-controller", "deployment-controller", "replicaset-controller",
-               "daemonset-controller", "job-controller", "statefulset-controller", "disruption-controller")
+               "daemonset-controller", "job-controller", "statefulset-controller", "disruption-controller",
+               "clusterrole-aggregation-controller")  # the schedulers' plugin roles (providers.rbac)
 AGENT_CONTROLLERS = ("node-lifecycle-controller", "taint-eviction-controller", "pod-garbage-collector-controller")
 # Controllers a feature gate brings, by the first minor whose kube-controller-manager knows them: with
 # GenericWorkload, the PodGroup's finalizer is removed once no pod uses it (without it a deleted group
@@ -258,8 +259,7 @@ class LocalControlPlane:
 
         ``server`` (``https://host:port``) replaces the API server's address in its kubeconfig, e.g. a
         proxy in front of it; the serving certificate is still checked, under its own name. ``nodes``: how many
-        it will see (its log flags), the definition's size if not said.
-        """
+        it will see (its log flags), the definition's size if not said."""
         lease = config.lease_name
         identity = "sched-" + "".join(c if c.isalnum() or c == "-" else "-" for c in lease)
         self._pki([f"{identity}={under_test_user(lease)}/{SCHEDULER_GROUP}"])

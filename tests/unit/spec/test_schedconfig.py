@@ -168,6 +168,19 @@ def test_a_scheduler_claiming_slots_may_only_get_and_update_its_claim_configmap(
     assert len(extra) == 2
 
 
+def test_every_scheduler_has_an_aggregated_role_of_the_clusterroles_a_scenario_labels_for_its_plugins():
+    from schedgate.providers.rbac import PLUGIN_ROLE_LABEL, scheduler_rbac, user_subject
+
+    subject = user_subject("u")
+    for black_box in (False, True):
+        objects = {(o["kind"], o["metadata"]["name"]): o for o in scheduler_rbac("s", subject, "l", (), black_box)}
+        role = objects[("ClusterRole", "schedgate:s:plugins")]
+        assert role["aggregationRule"] == {"clusterRoleSelectors": [{"matchLabels": {PLUGIN_ROLE_LABEL: "true"}}]}
+        assert role["rules"] == []  # the controller manager fills them
+        binding = objects[("ClusterRoleBinding", "schedgate:s:plugins")]
+        assert binding["roleRef"]["name"] == "schedgate:s:plugins" and binding["subjects"] == [subject]
+
+
 def test_renamed_gives_every_profile_and_so_the_lease_a_suffix() -> None:
     cfg = parse_scheduler_config({"profiles": [{"schedulerName": "a"}, {"schedulerName": "b"}]})
     renamed = cfg.renamed("-slow-api")
