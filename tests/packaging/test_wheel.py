@@ -3,12 +3,15 @@ scenario file and Python scenario run from outside this checkout, against the sh
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from schedgate.pytest_plugin.exclusive import lock_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,10 +47,17 @@ def run(*argv: str | Path, cwd: Path, timeout: float = 600) -> subprocess.Comple
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    dist = tmp_path_factory.mktemp("dist")
-    built = run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, ROOT, cwd=dist)
-    assert built.returncode == 0, built.stderr[-2000:]
+def wheel(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of this checkout, built once per run: under -n the workers share it, built by the first under a
+    lock (two builds at once share the checkout's build/ folder: "File exists: build/bdist.linux-x86_64/...")."""
+    shared = lock_dir(request.config)
+    dist = shared / "schedgate-wheel" if shared is not None else tmp_path_factory.mktemp("dist")
+    dist.mkdir(exist_ok=True)
+    with open(dist / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not list(dist.glob("schedgate-*.whl")):
+            built = run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, ROOT, cwd=dist)
+            assert built.returncode == 0, built.stderr[-2000:]
     [found] = dist.glob("schedgate-*.whl")
     return found
 
