@@ -16,6 +16,8 @@ MUTANT_BUILDS = {
     "kube-scheduler-prefilter-preload": ("./cmd/kube-scheduler", "prefilter-preload"),
     "kube-scheduler-serial-bind": ("./cmd/kube-scheduler", "serial-bind"),
     "kube-scheduler-busy-prefilter": ("./cmd/kube-scheduler", "busy-prefilter"),
+    "kube-scheduler-gpu-quota-no-requeue": ("./cmd/kube-scheduler", "gpu-quota-no-requeue"),
+    "kube-scheduler-gpu-quota-largest-wins": ("./cmd/kube-scheduler", "gpu-quota-largest-wins"),
     # The scheduler's own (go/cmd/kube-scheduler/main.go).
     "kube-scheduler-no-consumable-capacity": ("./cmd/kube-scheduler", "no-consumable-capacity"),
     "kube-scheduler-preempts-equal-priority": ("./cmd/kube-scheduler", "preempts-equal-priority"),

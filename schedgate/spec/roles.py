@@ -36,6 +36,9 @@ ROLES: tuple[Role, ...] = (
          "scheduler configuration whose extender is a hard filter (profile gpu-extender-hard)"),
     Role("extender-soft", "--soft-extender-config", "clusters/profiles/extender-soft.yaml",
          "scheduler configuration whose extender is a soft dependency (profile gpu-extender-soft)"),
+    Role("gpu-quota", "--gpu-quota-scheduler-config", "clusters/profiles/gpu-quota.yaml",
+         "scheduler configuration enabling the GPUQuota plugin, which reads GPUQuota objects (a CRD) "
+         "(profile gpu-quota-scheduler)"),
     Role("gang", "--gang-scheduler-config", "clusters/profiles/gang.yaml",
          "scheduler configuration enabling the Gang plugin: groups admitted whole at Permit (profile gang-scheduler)"),
     Role("pool", "--pool-scheduler-config", "clusters/profiles/pool-scheduler.yaml",

@@ -5,13 +5,18 @@ run closes, so the next file on the cluster may define it again."""
 
 from __future__ import annotations
 
+import time
+
+import pytest
 from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
 from support import ROOT, load_text
 
+from schedgate.errors import SchedgateError
 from schedgate.providers.rbac import PLUGIN_ROLE_LABEL
 from schedgate.scenarios.run import Run
-from schedgate.spec.schedconfig import SchedulerConfig
+from schedgate.spec.roles import role
+from schedgate.spec.schedconfig import SchedulerConfig, load_scheduler_config
 
 CRD = """\
 apiVersion: apiextensions.k8s.io/v1
@@ -97,3 +102,25 @@ steps:
             raise AssertionError(f"run {turn}: the CRD is still there after the run closed")
         except ApiException as e:
             assert e.status == 404, e
+
+
+def test_a_plugin_that_cannot_list_its_custom_resources_stops_its_scheduler_at_once_saying_why(cluster, ns, tmp_path):
+    """The GPUQuota scheduler started before its CRD and role: its plugin's first list is refused, and the step
+    fails in seconds with the API server's answer, not with a placement timeout."""
+    scenario = load_text(tmp_path, f"""
+apiVersion: schedgate.io/v1alpha1
+kind: Scenario
+name: no-crd
+cluster: {ROOT}/clusters/inference.yaml
+steps:
+  - startScheduler: {{config: gpu-quota}}
+""")
+    run = Run(scenario=scenario, cluster=cluster, ns=ns, start_scheduler=cluster.start_scheduler,
+              role_config=lambda name: load_scheduler_config(ROOT / role(name).default))
+    started = time.monotonic()
+    try:
+        with pytest.raises(SchedgateError, match=r"GPUQuota: cannot list .*gpuquotas.* is forbidden"):
+            run.run()
+    finally:
+        run.close()
+    assert time.monotonic() - started < 30

@@ -14,6 +14,7 @@ import (
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
 
 	"schedgate/pkg/gang"
+	"schedgate/pkg/gpuquota"
 	"schedgate/pkg/mutant"
 	"schedgate/pkg/networkslots"
 	"schedgate/pkg/tenantfilter"
@@ -25,6 +26,7 @@ import (
 // entry becomes available to any profile; none is enabled by default.
 var plugins = []app.Option{
 	app.WithPlugin(gang.Name, gang.New),
+	app.WithPlugin(gpuquota.Name, gpuquota.New),
 	app.WithPlugin(networkslots.Name, networkslots.New),
 	app.WithPlugin(tenantfilter.Name, tenantfilter.New),
 	app.WithPlugin(wrappedaffinity.Name, wrappedaffinity.New),

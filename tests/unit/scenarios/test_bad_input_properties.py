@@ -108,6 +108,11 @@ def _file_refs(doc: Any) -> Iterator[tuple[dict[Any, Any], str]]:
             body = step.get(kind) if isinstance(step, dict) else None
             if isinstance(body, dict) and isinstance(body.get("config"), str) and body["config"] not in ROLES:
                 yield body, "config"
+        applied = step.get("apply") if isinstance(step, dict) else None
+        files = applied.get("files") if isinstance(applied, dict) else None
+        for i, entry in enumerate(files if isinstance(files, list) else []):
+            if isinstance(entry, str):
+                yield files, i  # type: ignore[misc]  (a list, indexed like a mapping)
 
 
 def _base(kind: str, path: Path) -> Any:
