@@ -124,3 +124,6 @@ steps:
     finally:
         run.close()
     assert time.monotonic() - started < 30
+    # Not left as one of the cluster's schedulers: the next test's catch-up would start it again, and fail so.
+    assert "gpu-quota-scheduler" not in cluster.schedulers, sorted(cluster.schedulers)
+    assert cluster.catch_up() == []

@@ -122,7 +122,11 @@ class KindBackend:
                        {"metadata": {"name": s.deployment, "labels": {"app.kubernetes.io/managed-by": "schedgate"}}})
         grant(self.api, f"sa-{lease}", s.subject(), lease, config.shared_pools)
         s.kubeconfig = self._pod_kubeconfig(s, api_server)
-        s.start()
+        try:
+            s.start()
+        except BaseException:  # its manifest gone: the kubelet would restart a scheduler that never started
+            s.stop()
+            raise
         for p in config.profile_names:
             self.schedulers[p] = s
         return s

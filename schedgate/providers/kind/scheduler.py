@@ -188,10 +188,21 @@ class PodScheduler:
             return False
         return status == 200 and body.strip() == "ok"
 
+    def _ready(self) -> bool:
+        """Healthy and running (its own port: a local GET first); a container of this launch that exited raises
+        with its log's last line (the kubelet would restart it until the wait ran out, the reason unsaid)."""
+        if self._healthy() and self._running() is not None:
+            return True
+        exited = next((c for c in self._listed(fresh=False) if c.get("state") == "CONTAINER_EXITED"), None)
+        if exited is not None:
+            said = [x.strip() for x in (self.node.log(str(exited["id"])) or "").splitlines() if x.strip()]
+            raise ComponentError(f"scheduler {self.name} (static pod {self.pod}) exited before it was ready: "
+                                 f"{(said or ['<empty log>'])[-1][:600]}")
+        return False
+
     def wait_healthy(self, timeout: float = 120.0) -> float:
         t0 = time.monotonic()
-        _until(lambda: self._healthy() and self._running() is not None,  # its own port: a local GET first
-               f"scheduler {self.name} (static pod {self.pod}) /healthz", timeout, interval=CRI_POLL)
+        _until(self._ready, f"scheduler {self.name} (static pod {self.pod}) /healthz", timeout, interval=CRI_POLL)
         self._attempt = self._restart_count()
         running = self._running(fresh=False)
         pid = container_pid(str(running["id"])) if running else None
@@ -283,6 +294,9 @@ class StaticScheduler(PodScheduler):
 
     def start(self, timeout: float = 120.0) -> float:
         return 0.0
+
+    def _ready(self) -> bool:  # kubeadm's: the kubelet restarts it while the control plane comes up
+        return self._healthy() and self._running() is not None
 
     @property
     def pod(self) -> str:

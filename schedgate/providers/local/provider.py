@@ -80,7 +80,13 @@ class LocalBackend:
         lease = config.lease_name
         grant(self.cp.api_client(), lease, user_subject(under_test_user(lease)), lease, config.shared_pools,
               black_box=config.black_box is not None)
-        return self.cp.add_scheduler(config, Path(binary or self.default_binary), api_server, nodes)
+        try:
+            return self.cp.add_scheduler(config, Path(binary or self.default_binary), api_server, nodes)
+        except BaseException:  # one that never started is no scheduler of this cluster's: nothing revives it later
+            left = self.cp.schedulers.get(config.profile_names[0])
+            if left is not None:
+                self.cp.remove_scheduler(left)
+            raise
 
     def stop_scheduler(self, scheduler: Scheduler) -> None:
         self.cp.remove_scheduler(scheduler)
