@@ -72,6 +72,11 @@ class Objects:
         except ResourceNotUniqueError:
             raise ComponentError(f"kind {kind!r} is served by more than one API group; name its apiVersion") from None
 
+    def resource_of(self, api_version: str, kind: str) -> tuple[str, bool]:
+        """The resource that serves ``kind`` in ``api_version``: its plural name, and whether it is namespaced."""
+        res = self._resource(api_version, kind)
+        return str(res.name), bool(res.namespaced)
+
     def create(self, manifest: Mapping[str, Any]) -> Ref:
         res = self._resource(str(manifest["apiVersion"]), str(manifest["kind"]))
         ns = self.namespace if res.namespaced else None

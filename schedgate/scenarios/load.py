@@ -39,6 +39,7 @@ import schedgate.scenarios.live_outcomes
 import schedgate.scenarios.log_outcomes
 import schedgate.scenarios.metric_outcomes
 import schedgate.scenarios.node_steps
+import schedgate.scenarios.object_outcomes
 import schedgate.scenarios.object_steps
 import schedgate.scenarios.outcomes
 import schedgate.scenarios.perf_steps

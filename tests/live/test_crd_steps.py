@@ -35,6 +35,7 @@ spec:
           type: object
           properties:
             spec: {type: object, properties: {gpus: {type: integer}}}
+            status: {type: object, x-kubernetes-preserve-unknown-fields: true}
 """
 
 
@@ -127,3 +128,36 @@ steps:
     # Not left as one of the cluster's schedulers: the next test's catch-up would start it again, and fail so.
     assert "gpu-quota-scheduler" not in cluster.schedulers, sorted(cluster.schedulers)
     assert cluster.catch_up() == []
+
+
+def test_an_object_outcome_waits_for_a_custom_resources_status_and_fails_saying_what_it_saw(cluster, ns, tmp_path):
+    """``expect.object`` reads a field of an object an apply step made: the status a controller would write
+    (here a patch writes it: the CRD has no status subresource), waited for; a value never reached fails at
+    its deadline with the value it saw."""
+    (tmp_path / "crds.yaml").write_text(CRD)
+    steps = """
+  - apply: {files: [crds.yaml]}
+  - apply:
+      manifest: {apiVersion: live.schedgate.io/v1, kind: Quota, metadata: {name: team-a}, spec: {gpus: 4}}
+  - patch: {kind: Quota, name: team-a, patch: {status: {phase: Ready, used: 3}}}
+  - expect: {object: {kind: Quota, name: team-a, field: status.phase, equals: Ready}}
+  - expect: {object: {kind: Quota, name: team-a, field: status.used, equals: 3}}
+  - expect: {object: {kind: Quota, name: team-a, field: spec.gpus, matches: "^4$"}}
+"""
+    header = (f"apiVersion: schedgate.io/v1alpha1\nkind: Scenario\nname: status\n"
+              f"cluster: {ROOT}/clusters/inference.yaml\n")
+    run = Run(scenario=load_text(tmp_path, header + "steps:" + steps), cluster=cluster, ns=ns,
+              start_scheduler=cluster.start_scheduler, role_config=no_roles)
+    try:
+        run.run()
+    finally:
+        run.close()
+    never = steps + '  - expect: {object: {kind: Quota, name: team-a, field: status.used, equals: "3"}, timeout: 1}\n'
+    run = Run(scenario=load_text(tmp_path, header + "steps:" + never), cluster=cluster, ns=ns,
+              start_scheduler=cluster.start_scheduler, role_config=no_roles)
+    try:
+        with pytest.raises(AssertionError, match=r"Quota/team-a: not status.used equals \"3\" after 1s \(status.used "
+                                                 r"is 3\)"):
+            run.run()
+    finally:
+        run.close()

@@ -141,3 +141,42 @@ def test_a_structural_schemas_own_words_read_as_the_api_server_reads_them():
     whole = jsonschema.Draft202012Validator(top_level({"type": "object", "properties": {"spec": {}}}))
     assert whole.is_valid({"apiVersion": "a/v1", "kind": "K", "metadata": {"name": "x"}, "spec": {}})
     assert not whole.is_valid({"apiVersion": "a/v1", "kind": "K", "metadata": {"name": "x"}, "sepc": {}})
+
+
+def test_an_object_outcome_names_an_applied_object_of_an_api_group_and_one_of_equals_and_matches(tmp_path):
+    group = "  - apply: {manifest: " + GROUP.replace("SPEC", "{minMember: 1}") + "}\n"
+    expects = ("  - expect: {object: {kind: PodGroup, name: g, field: status.phase, equals: Running}}\n"
+               "  - expect: {object: {kind: PodGroup, name: g, field: status.conditions.0.type, matches: '^Sched'}}\n")
+    ok = load_scenario(scenario(tmp_path, crd_inline() + group + expects))
+    first = ok.steps[2].action.outcome
+    assert (first.api_version, first.field, first.equals, first.has_equals) == (
+        "scheduling.example.com/v1alpha1", "status.phase", "Running", True)
+    for outcome, field, problem in [
+        ("{kind: PodGroup, name: h, field: status.phase, equals: Running}", "steps[2].expect.object.name",
+         "no earlier apply step made PodGroup/h"),
+        ("{kind: PodGroup, name: g, field: status.phase}", "steps[2].expect.object",
+         "needs exactly one of equals and matches"),
+        ("{kind: PodGroup, name: g, field: status.phase, equals: a, matches: b}", "steps[2].expect.object",
+         "needs exactly one of equals and matches"),
+        ("{kind: PodGroup, name: g, field: 'status..phase', equals: a}", "steps[2].expect.object.field",
+         "must be a dotted path"),
+        ("{kind: PodGroup, name: g, field: status.phase, matches: '('}", "steps[2].expect.object.matches", ""),
+    ]:
+        e = refused(scenario(tmp_path, crd_inline() + group + f"  - expect: {{object: {outcome}}}\n"))
+        assert e.field == field and problem in e.problem, str(e)
+    core = "  - apply: {manifest: {apiVersion: v1, kind: ConfigMap, metadata: {name: c}, data: {a: b}}}\n"
+    e = refused(scenario(tmp_path, core + "  - expect: {object: {kind: ConfigMap, name: c, field: data.a, "
+                                          "equals: b}}\n"))
+    assert e.field == "steps[1].expect.object.kind" and "core API" in e.problem, str(e)
+
+
+def test_a_field_is_read_by_its_dotted_path_through_maps_and_lists():
+    from schedgate.scenarios.object_outcomes import field_of
+
+    obj = {"status": {"phase": "Running", "conditions": [{"type": "Scheduled", "status": "True"}], "used": 0}}
+    assert field_of(obj, "status.phase") == (True, "Running")
+    assert field_of(obj, "status.conditions.0.type") == (True, "Scheduled")
+    assert field_of(obj, "status.used") == (True, 0)
+    assert field_of(obj, "status.conditions.1.type") == (False, None)
+    assert field_of(obj, "status.missing") == (False, None)
+    assert field_of(obj, "status.phase.deeper") == (False, None)
