@@ -72,6 +72,10 @@ e2e: tools
 e2e-kind: tools docker
 	$(PYTEST) e2e --provider kind $(XDIST) --junitxml=artifacts/junit-e2e-kind.xml $(ARGS)
 
+# The out-of-tree example: a scheduler built from its own Go module (--scheduler-module), and its scenario files.
+example-out-of-tree: tools
+	$(PYTEST) examples/out-of-tree-scheduler/scenarios --provider $(PROVIDER) --scheduler-module examples/out-of-tree-scheduler $(ARGS)
+
 repro: tools
 	@test -n "$(SCENARIO)" || { echo "make repro: say which file: make repro SCENARIO=e2e/scenarios/hard-constraint.scenario.yaml" >&2; exit 2; }
 	$(PY) -m schedgate repro $(SCENARIO) $(ARGS)
@@ -83,6 +87,7 @@ unit: venv
 test: tools browser
 	@scripts/docker-engine >/dev/null 2>&1 || echo "make test: no Docker engine started; kind bad-input tests will skip" >&2
 	cd go && go test -trimpath ./pkg/... ./cmd/schedgate-pki/ ./cmd/schedgate-oracle/
+	cd examples/out-of-tree-scheduler && go test -trimpath ./...
 	$(PYTEST) tests e2e --provider local $(XDIST) --junitxml=artifacts/junit.xml $(ARGS)
 
 mutants: tools
@@ -120,8 +125,9 @@ lint: venv
 	$(PY) -m ruff check schedgate e2e tests bench
 	$(PY) -m mypy
 	$(VENV)/bin/lint-imports
-	@out=$$(gofmt -l go); if [ -n "$$out" ]; then echo "gofmt: needs formatting: $$out" >&2; exit 1; fi
+	@out=$$(gofmt -l go examples); if [ -n "$$out" ]; then echo "gofmt: needs formatting: $$out" >&2; exit 1; fi
 	cd go && go vet -trimpath ./...
+	cd examples/out-of-tree-scheduler && go vet -trimpath ./...
 
 docker:
 	scripts/docker-engine

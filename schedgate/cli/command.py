@@ -72,6 +72,9 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("--scheduler-binary", type=Path, metavar="PATH",
                        help="the kube-scheduler that judges scheduler configurations, named by the version it "
                             "reports (default: schedgate's build of the pin, with its plugins)")
+    check.add_argument("--scheduler-module", metavar="SOURCE",
+                       help="an out-of-tree scheduler's Go module (a folder, or MODULE@VERSION[/cmd/path]), built as "
+                            "a run with it would, judges them instead")
     check.add_argument("--kubernetes-version", metavar="VERSION",
                        help="the pin (1.36, v1.36.3) whose kube-scheduler judges them, as a run with it would "
                             "(default: $SCHEDGATE_KUBERNETES_VERSION, else go/go.mod's)")

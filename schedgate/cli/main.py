@@ -40,6 +40,7 @@ from schedgate.pytest_plugin.options import (
 )
 from schedgate.runtime.binaries import reported_version
 from schedgate.runtime.kwok import ensure_kwok
+from schedgate.runtime.modbuild import ensure_scheduler_module
 from schedgate.runtime.pins import pins
 from schedgate.runtime.procs import RUN_PREFIX, cmdline_of
 from schedgate.runtime.progress import show_on
@@ -79,7 +80,8 @@ def _up(args: argparse.Namespace) -> int:
     check_kubernetes_version(args.kubernetes_version)
     req = make_request(project_path(args.cluster or DEFAULT_CLUSTER),
                        project_path(args.scheduler_config or DEFAULT_SCHEDULER_CONFIG),
-                       provider=args.provider or "local", binary=args.scheduler_binary, bin_dir=args.bin_dir, keep=True)
+                       provider=args.provider or "local", binary=args.scheduler_binary, bin_dir=args.bin_dir, keep=True,
+                       module=args.scheduler_module)
     started = start_cluster(replace(req, scheduler_image=args.scheduler_image, reuse=args.reuse_cluster,
                                     feature_gates=parse_gate_option(args.feature_gates) if args.feature_gates else (),
                                     **existing_options(lambda dest: getattr(args, dest))))
@@ -138,6 +140,10 @@ def _reap(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     """Every file judged, each in one line (a bad one on stderr, naming its file and field); exit 2 if any is bad."""
     check_kubernetes_version(args.kubernetes_version)
+    if args.scheduler_binary and args.scheduler_module:
+        raise SchedgateError("--scheduler-binary and --scheduler-module both name the scheduler that judges: give one")
+    given = args.scheduler_binary or (ensure_scheduler_module(args.scheduler_module, sys.stderr)
+                                      if args.scheduler_module and not args.no_scheduler else None)
     judged: dict[str, str] = {}
     binary: list[Path] = []
     version: list[str] = []
@@ -147,13 +153,13 @@ def _check(args: argparse.Namespace) -> int:
         if args.no_scheduler or config.black_box is not None:
             return ""
         if not binary:  # the binary the run would start: the one given (its own version), else the pin's build
-            binary.append(args.scheduler_binary or ensure_binaries(sys.stderr).kube_scheduler)
-            version.append(reported_version(binary[0]) if args.scheduler_binary else pinned_kubernetes_version())
+            binary.append(given or ensure_binaries(sys.stderr).kube_scheduler)
+            version.append(reported_version(binary[0]) if given else pinned_kubernetes_version())
         key = json.dumps(config.doc, sort_keys=True)
         if key not in judged:
             said = check_with_scheduler(config, binary[0], version[0])
-            judged[key] = f"kube-scheduler {version[0]}" + (f" ({binary[0]})" if args.scheduler_binary else "") \
-                + f" {said}"
+            shown = f" ({args.scheduler_module or binary[0]})" if given else ""
+            judged[key] = f"kube-scheduler {version[0]}{shown} {said}"
         return judged[key]
 
     bad = 0

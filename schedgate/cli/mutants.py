@@ -6,7 +6,9 @@ the profile under test (``--scheduler-config``) unless a ``# option: --NAME``
 line names another option that takes a configuration file (for example
 ``--hard-extender-config``). A ``# binary: NAME`` line names a broken
 kube-scheduler build (see ``MUTANT_BUILDS`` in :mod:`schedgate.toolchain`)
-that runs as the scheduler under test. A ``# caught-by: FILE ...`` line
+that runs as the scheduler under test; a ``# module: SOURCE`` line, an out-of-tree scheduler built from
+its Go module (``--scheduler-module``), for the files of that scheduler (the baseline of those files runs
+the same module with the files' own configuration). A ``# caught-by: FILE ...`` line
 names the scenario files that must catch it: ``--focused`` (what CI runs)
 runs the mutant against those alone. A *control* has a ``# passes: FILE ...``
 line instead: a build that differs from the correct one in a way the suite
@@ -113,7 +115,15 @@ def is_control(path: Path) -> bool:
     return bool(header(path, "passes", ""))
 
 
-def run_suite(config: Path, suite: str | list[str], extra: list[str], first_catch: bool = False) -> Result:
+def module_of(path: Path) -> str:
+    """The out-of-tree scheduler a mutant's files run (its ``# module:`` line), or ''."""
+    return header(path, "module", "")
+
+
+def run_suite(config: Path, suite: str | list[str], extra: list[str], first_catch: bool = False,
+              module: str = "", own_config: bool = False) -> Result:
+    """pytest on ``suite`` with ``config`` under test (with ``own_config``, the files' own ``scheduler:``: a
+    module's baseline), the mutant's build or ``module`` as its scheduler."""
     with tempfile.TemporaryDirectory(prefix="schedgate-mutant-") as tmp:
         report = Path(tmp) / "failures.jsonl"
         env = dict(os.environ, **{REPORT_ENV: str(report)})
@@ -124,8 +134,11 @@ def run_suite(config: Path, suite: str | list[str], extra: list[str], first_catc
         binary = header(config, "binary", "")
         if binary:  # a broken build: run it as the scheduler under test
             extra = [f"--scheduler-binary={ensure_mutant(binary)}", *extra]
+        if module:
+            extra = [f"--scheduler-module={module}", *extra]
         suites = [suite] if isinstance(suite, str) else suite
-        cmd = [sys.executable, "-m", "pytest", *suites, f"{option}={config}", "-p", RECORDER, "-q",
+        cmd = [sys.executable, "-m", "pytest", *suites, *([] if own_config else [f"{option}={config}"]),
+               "-p", RECORDER, "-q",
                "-p", "no:cacheprovider", "--no-header", "--artifacts-on", "never", *extra]
         started = time.monotonic()
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -229,20 +242,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"schedgate: {args.mutants}: no mutant configurations (*.yaml)", file=sys.stderr)
         return 2
     suite: str | list[str] = args.suite
+    modules = {f: module_of(m) for m in mutants for f in caught_by(m) if module_of(m)}  # run by their module
+    todo = sorted(modules)
     if args.baseline_junit is not None:
         files = sorted({f for m in mutants for f in caught_by(m) or [args.suite]})
-        covered, suite = junit_passed(args.baseline_junit, files)
+        covered, rest = junit_passed(args.baseline_junit, files)
         print(f"baseline  {len(covered)} of {len(files)} files passed in {args.baseline_junit}"
-              + (f"; running the other {len(suite)}" if suite else ""), flush=True)
-    if suite:
-        baseline = run_suite(Path(args.correct), suite, extra)
-        if baseline.exit_code != 0:
-            print(f"baseline  FAILS  {args.correct} ({baseline.seconds:.0f}s): {baseline.why_missed()}")
-            for f in baseline.failures:
-                print(f"          {f['test']} ({f['when']}): {f['line']}")
-            print("mutants not run: the correct configuration must pass first")
+              + (f"; running the other {len(rest)}" if rest else ""), flush=True)
+        suite, todo = [f for f in rest if f not in modules], [f for f in rest if f in modules]
+    for module in sorted({modules[f] for f in todo}):  # a module's files with the scheduler built from it
+        own = [f for f in todo if modules[f] == module]
+        if not _baseline_passes(run_suite(Path(args.correct), own, extra, module=module, own_config=True),
+                                f"{module} with its files' own profile"):
             return 1
-        print(f"baseline  passes {args.correct} ({baseline.seconds:.0f}s)", flush=True)
+    if suite and not _baseline_passes(run_suite(Path(args.correct), suite, extra), args.correct):
+        return 1
 
     needed = sorted({b for m in mutants for b in builds(m)})
     if needed:  # linked now, not inside a test's deadline (a black box resolves its program as it starts)
@@ -252,8 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"builds    {len(needed)} broken binaries ready ({time.monotonic() - started:.0f}s)", flush=True)
 
     def one(m: Path) -> tuple[Path, Result]:
-        return m, run_suite(m, (caught_by(m) or args.suite) if args.focused else args.suite, extra,
-                            first_catch=args.first_catch and not is_control(m))
+        return m, run_suite(m, (caught_by(m) or args.suite) if args.focused or module_of(m) else args.suite, extra,
+                            first_catch=args.first_catch and not is_control(m), module=module_of(m))
 
     tally = Tally(verbose=args.verbose)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:  # each line printed as its mutant ends
@@ -266,6 +280,17 @@ def main(argv: list[str] | None = None) -> int:
     print(f"mutants caught {tally.caught}/{defects}"
           + (f"; controls passing {tally.accepted}/{tally.controls}" if tally.controls else ""), flush=True)
     return 0 if tally.caught == defects and tally.accepted == tally.controls else 1
+
+
+def _baseline_passes(baseline: Result, what: object) -> bool:
+    if baseline.exit_code != 0:
+        print(f"baseline  FAILS  {what} ({baseline.seconds:.0f}s): {baseline.why_missed()}")
+        for f in baseline.failures:
+            print(f"          {f['test']} ({f['when']}): {f['line']}")
+        print("mutants not run: the correct configuration must pass first")
+        return False
+    print(f"baseline  passes {what} ({baseline.seconds:.0f}s)", flush=True)
+    return True
 
 
 @dataclass

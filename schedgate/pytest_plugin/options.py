@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -15,6 +16,7 @@ from _pytest.stash import StashKey  # pytest.StashKey, without importing pytest 
 from schedgate.errors import SchedgateError
 from schedgate.providers import PROVIDERS, ClusterRequest
 from schedgate.runtime.binaries import check_given
+from schedgate.runtime.modbuild import ensure_scheduler_module
 from schedgate.runtime.pins import PIN_ENV, select
 from schedgate.runtime.toolchain import go_module_dir
 from schedgate.scenarios.load import load_scenario
@@ -77,6 +79,9 @@ OPTIONS: tuple[Option, ...] = (
            f"(default: ini schedgate_scheduler_config, else {DEFAULT_SCHEDULER_CONFIG})", metavar="FILE", cli=True),
     Option("--scheduler-binary", "kube-scheduler binary under test (default: the one built from go/ at the pinned "
            "version)", metavar="FILE", cli=True),
+    Option("--scheduler-module", "an out-of-tree scheduler under test, built from its Go module: a local folder "
+           "(its main package) or MODULE@VERSION[/cmd/path], with the module's own go.mod (of the pinned Kubernetes "
+           "minor); cached like the pinned binaries. Instead of --scheduler-binary", metavar="SOURCE", cli=True),
     Option("--bin-dir", "prebuilt etcd, kube-apiserver, kube-controller-manager, kube-scheduler, schedgate-pki "
            "(default: build them from go/ into the cache; with $KUBEBUILDER_ASSETS set, envtest's asset folder, "
            "etcd and kube-apiserver come from there). A binary that does not report the pinned version is refused "
@@ -189,11 +194,12 @@ def request_from(config: pytest.Config) -> ClusterRequest:
     cached = config.stash.get(_REQUEST, None)
     if cached is not None:
         return cached
+    check_kubernetes_version(config.getoption("kubernetes_version"))  # the pin a --scheduler-module builds against
     cluster_file = _resolve(config, "cluster", "schedgate_cluster", DEFAULT_CLUSTER)
     sched_file = _resolve(config, "scheduler_config", "schedgate_scheduler_config", DEFAULT_SCHEDULER_CONFIG)
     req = make_request(cluster_file, sched_file, provider=config.getoption("provider") or "local",
                        binary=config.getoption("scheduler_binary"), bin_dir=config.getoption("bin_dir"),
-                       keep=bool(config.getoption("keep_cluster")))
+                       keep=bool(config.getoption("keep_cluster")), module=config.getoption("scheduler_module"))
     req = _scenario_own(config, req)
     gates = config.getoption("feature_gates")
     req = replace(req, scheduler_image=config.getoption("scheduler_image"),
@@ -202,7 +208,6 @@ def request_from(config: pytest.Config) -> ClusterRequest:
     if req.provider == "existing" and (req.worker or getattr(config.option, "numprocesses", None)):
         raise SchedgateError("--provider existing with pytest -n: the workers would edit the same nodes of one "
                              "cluster; run it without -n")
-    check_kubernetes_version(config.getoption("kubernetes_version"))
     check_given(req.bin_dir)
     for r in ROLES:
         role_config(config, r.name)  # a bad file fails before anything starts
@@ -256,14 +261,20 @@ def existing_options(get: Callable[[str], Any]) -> dict[str, Any]:
 
 
 def make_request(cluster_file: Path, sched_file: Path, *, provider: str = "local", binary: str | None = None,
-                 bin_dir: str | None = None, keep: bool = False) -> ClusterRequest:
+                 bin_dir: str | None = None, keep: bool = False, module: str | None = None) -> ClusterRequest:
     """A validated cluster request (pytest options and the ``schedgate`` command both end here)."""
     definition = load_definition(_shown(cluster_file))
     sched = stand_in(load_scheduler_config(_shown(sched_file)), DEFAULT_SCHEDULER_CONFIG)
     if provider not in PROVIDERS:
         raise SchedgateError(f"--provider {provider!r}: unknown provider (known: {', '.join(PROVIDERS)})")
+    if binary and module:
+        raise SchedgateError("--scheduler-binary and --scheduler-module both name the scheduler under test: give one")
     if binary:
         check_executable(binary, "--scheduler-binary")
+    if bin_dir and not Path(bin_dir).is_dir():
+        raise SchedgateError(f"--bin-dir {bin_dir}: no such folder")
+    if module:  # built last: every other option is checked before a build that may take minutes
+        binary = str(ensure_scheduler_module(module, sys.stderr))
     if bin_dir and not Path(bin_dir).is_dir():
         raise SchedgateError(f"--bin-dir {bin_dir}: no such folder")
     return ClusterRequest(provider=provider, definition=definition, scheduler_config=sched,

@@ -110,3 +110,26 @@ def test_first_catch_ends_a_mutants_run_at_the_first_assertion_that_catches_it(t
     else:
         assert caught == ["test_m.py::test_catches", "test_m.py::test_after"]
         assert "2 failed, 1 passed" in proc.stdout
+
+
+def test_a_modules_mutant_and_its_baseline_run_that_module_the_baseline_with_the_files_own_profile(
+        tmp_path, monkeypatch, capsys):
+    import schedgate.cli.mutants as mutants
+    from schedgate.cli.mutants import Result
+
+    calls = []
+
+    def fake(config, suite, extra, first_catch=False, module="", own_config=False):
+        calls.append((Path(config).name, tuple(suite), module, own_config))
+        failures = [] if config.parent.name != "mutants" else [
+            {"test": "caught", "when": "call", "assertion": True, "line": "x"}]
+        return Result(config.stem, "", 1 if failures else 0, 1.0, failures)
+
+    monkeypatch.setattr(mutants, "run_suite", fake)
+    (junit := tmp_path / "junit.xml").write_text(REPORT)
+    assert main(["--focused", "--baseline-junit", str(junit), "--only", "maintenance-off"]) == 0
+    files = tuple(mutants.caught_by(MUTANTS / "maintenance-off.yaml"))
+    module = "examples/out-of-tree-scheduler"
+    assert calls == [("gpu-packing-scheduler.yaml", files, module, True),  # the baseline: the files' own profile
+                     ("maintenance-off.yaml", files, module, False)], calls
+    assert "mutants caught 1/1" in capsys.readouterr().out

@@ -125,9 +125,13 @@ def test_every_mutant_is_a_valid_configuration_with_a_description():
     for m in mutants:
         cfg = load_scheduler_config(m)
         replaces = header(m, "option", "--scheduler-config")
-        # A mutant keeps the profile names of what it replaces, so the same scenarios run against it.
+        # A mutant keeps the profile names of what it replaces, so the same scenarios run against it (a
+        # module's mutant, those of the profile its files name).
         files = {"--scheduler-config": "clusters/profiles/gpu-packing-scheduler.yaml",
                  **{r.option: r.default for r in ROLES}}
+        module = header(m, "module", "")
+        if module:
+            files = {"--scheduler-config": f"{module}/profile.yaml"}
         assert replaces in files, m
         original = load_scheduler_config(ROOT / files[replaces]).profile_names[0]
         assert original in cfg.profile_names, m
@@ -140,7 +144,10 @@ def test_every_mutant_names_existing_scenario_files_that_catch_it():
     for m in sorted((ROOT / "clusters" / "mutants").glob("*.yaml")):
         files = caught_by(m)
         assert files, f"{m.name}: no '# caught-by:' line"
-        assert all((ROOT / f).is_file() and f.startswith("e2e/") for f in files), (m.name, files)
+        module = header(m, "module", "")
+        home = f"{module}/" if module else "e2e/"  # a module's mutant is caught by that module's files
+        assert all((ROOT / f).is_file() and f.startswith(home) for f in files), (m.name, files)
+        assert not module or (ROOT / module / "go.mod").is_file(), m.name
 
 
 def test_the_shared_slot_profiles_split_into_one_process_each_and_name_their_claim_pool():
