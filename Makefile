@@ -76,6 +76,10 @@ e2e-kind: tools docker
 example-out-of-tree: tools
 	$(PYTEST) examples/out-of-tree-scheduler/scenarios --provider $(PROVIDER) --scheduler-module examples/out-of-tree-scheduler $(ARGS)
 
+# The placement pictures in the docs (docs/images/), from real runs (scripts/docs-pictures).
+docs-pictures: tools browser
+	scripts/docs-pictures
+
 repro: tools
 	@test -n "$(SCENARIO)" || { echo "make repro: say which file: make repro SCENARIO=e2e/scenarios/hard-constraint.scenario.yaml" >&2; exit 2; }
 	$(PY) -m schedgate repro $(SCENARIO) $(ARGS)

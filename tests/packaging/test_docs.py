@@ -63,3 +63,18 @@ def test_the_readme_is_short_and_its_links_lead_to_pages_that_exist():
 def test_every_scenario_and_cluster_field_is_documented(name):
     # Named in the text (`name`) or in an example (name: ...).
     assert f"`{name}" in DOCS or f" {name}:" in DOCS, f"docs/ does not document `{name}`"
+
+
+PICTURES = {"getting-started/quickstart.md": "hard-constraint", "guides/out-of-tree.md": "maintenance-avoided",
+            "guides/scenario-files.md": "gpu-quota"}
+
+
+@pytest.mark.parametrize("page, name", PICTURES.items())
+def test_the_quickstart_and_two_guides_show_a_placement_picture_drawn_from_a_real_run(page, name):
+    assert f"](../images/{name}.png)" in (ROOT / "docs" / page).read_text(), page
+    script = (ROOT / "scripts" / "docs-pictures").read_text()
+    drawn = re.search(rf"^picture {name} (\S+)", script, re.M)
+    assert drawn and (ROOT / drawn[1]).is_file(), f"scripts/docs-pictures draws no {name} from a file that exists"
+    colours = pixels(ROOT / "docs" / "images" / f"{name}.png")
+    assert len(colours) > 20 and colours.most_common(1)[0][1] < 0.95 * sum(colours.values()), \
+        f"{name}.png is blank: {colours.most_common(3)}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -128,3 +129,29 @@ def _refuses_to_name_schedgate(tmp_path: Path, venv: Path) -> None:
                   "init", tmp_path / "repo", *argv, cwd=tmp_path)
         assert out.returncode == 2 and out.stderr.count("\n") == 1 and says in out.stderr, out.stderr
         assert not (tmp_path / "repo").exists()
+
+
+def readme_example() -> tuple[str, list[str]]:
+    """The README's scenario file ("Your scheduler, in twenty lines") and the commands after it that need nothing
+    of the reader's own (no deploy/ file, no cluster of theirs)."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Your scheduler, in twenty lines", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```(\w+)\n(.*?)```", section, re.S)
+    [scenario] = [b for lang, b in blocks if lang == "yaml" and b.startswith("# my-bug.scenario.yaml")]
+    commands = [line.split("#")[0].strip() for lang, b in blocks if lang == "sh" for line in b.splitlines()]
+    return scenario, [c for c in commands if c and not re.search(r"deploy/|bin/|~/|\./cmd/", c)]
+
+
+def test_the_readmes_example_passes_in_a_repository_init_made_from_the_wheel(tmp_path, venv):
+    """The README's twenty lines, dropped into a repository `schedgate init` wrote (whose own profile is
+    my-scheduler), pass `check` and pass when run: the file names the profile it holds to."""
+    scenario, commands = readme_example()
+    assert commands == ["schedgate check my-bug.scenario.yaml", "pytest my-bug.scenario.yaml"], commands
+    repo = tmp_path / "readme-repo"
+    assert run(venv / "bin" / "schedgate", "init", repo, cwd=tmp_path).returncode == 0
+    (repo / "my-bug.scenario.yaml").write_text(scenario)
+    check = run(venv / "bin" / "schedgate", "check", "my-bug.scenario.yaml", cwd=repo)
+    assert check.returncode == 0 and "my-bug.scenario.yaml: ok" in check.stdout, check.stdout + check.stderr
+    suite = run(venv / "bin" / "pytest", "my-bug.scenario.yaml", "-p", "no:cacheprovider", "-q", "--provider",
+                "local", cwd=repo)
+    assert suite.returncode == 0 and "1 passed" in suite.stdout, suite.stdout[-4000:] + suite.stderr[-2000:]
