@@ -1,6 +1,7 @@
 """How ``pytest -n N`` hands tests to workers: one at a time, except scenario files that run on the same
 extra cluster (another scheduler configuration or cluster definition than the session's), which go to
-one worker together, so that cluster is started once in the run rather than once per worker.
+one worker together, so that cluster is started once in the run rather than once per worker. Units go
+out longest first, by the durations record (:mod:`schedgate.pytest_plugin.durations`).
 
 Used for xdist's default distribution (``load``); a ``--dist`` the user names is left as it is. The
 controller collects nothing, so it reads a scenario file's cluster from the file named in the test id.
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from schedgate.errors import SchedgateError
+from schedgate.pytest_plugin.durations import longest_first, table, weigher
 from schedgate.pytest_plugin.items import scenario_of
 from schedgate.pytest_plugin.options import request_from
 from schedgate.pytest_plugin.planes import cluster_group
@@ -40,9 +42,20 @@ def make_scheduler(config: pytest.Config, log: Any) -> Any:
     from xdist.scheduler import LoadScopeScheduling  # only called by xdist, so it is installed
 
     scope = cache(lambda path: cluster_scope(config, path))
+    weigh = weigher(table(config))
 
     class ByCluster(LoadScopeScheduling):  # type: ignore[misc]
+        ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
             return scope(nodeid.split("::", 1)[0]) or nodeid
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if not self.ordered:  # the first unit handed out: the whole queue is known, order it once
+                self.ordered = True
+                units = longest_first(self.workqueue, weigh)
+                self.workqueue.clear()
+                self.workqueue.update(units)
+            super()._assign_work_unit(node)
 
     return ByCluster(config, log)

@@ -21,7 +21,7 @@ from _pytest.junitxml import xml_key  # where pytest keeps its JUnit writer (no 
 from schedgate.cluster import Ability
 from schedgate.errors import NotHere, SchedgateError
 from schedgate.objects.schedlog import read_logs
-from schedgate.pytest_plugin import exclusive
+from schedgate.pytest_plugin import durations, exclusive
 from schedgate.pytest_plugin.blackbox import MARKER_HELP
 from schedgate.pytest_plugin.distribute import make_scheduler
 from schedgate.pytest_plugin.fixtures import (  # noqa: F401  (fixtures)
@@ -56,6 +56,7 @@ from schedgate.runtime.toolchain import pinned_kubernetes_version
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+    durations.add_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -67,6 +68,7 @@ def pytest_configure(config: pytest.Config) -> None:
     log.setLevel(logging.INFO)  # progress is captured with each test's setup, shown on failure
     config.pluginmanager.register(JUnitFigures(config), "schedgate-junit-figures")
     register(config)
+    durations.register(config)
     install_live_lines(config)
     if not asked_for(config):
         return  # inert: a session that names none of schedgate's options loads nothing until a test needs it

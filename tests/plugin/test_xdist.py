@@ -4,6 +4,7 @@ workers; long work says where it is, past pytest's capture."""
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from test_plugin import ROOT, pytest_in
 
 from schedgate.pytest_plugin.distribute import cluster_scope
+from schedgate.pytest_plugin.durations import FILE, longest_first, weigher
 from schedgate.pytest_plugin.gather import ADMISSION, ARTIFACTS, TIMINGS, Gathered, StartFacts
 from schedgate.pytest_plugin.options import asked_for
 from schedgate.runtime.progress import log, ticking
@@ -159,3 +161,48 @@ def test_an_exclusive_test_runs_with_no_other_test_beside_it(session: pytest.Pyt
     a0, a1 = spans.pop("alone")
     beside = [n for n, (s0, s1) in spans.items() if s0 < a1 and a0 < s1]
     assert beside == [], f"ran beside the exclusive test: {beside}"
+
+
+def test_the_longest_units_go_out_first_by_the_durations_record_and_unknown_tests_count_as_the_mean() -> None:
+    weigh = weigher({"a::t": 1.0, "b::t": 30.0, "c::t": 5.0})  # mean 12
+    units = {"a": {"a::t": False}, "b": {"b::t": False}, "new": {"new::t": False}, "c": {"c::t": False},
+             "group": {"c::t": False, "a::t": False, "new::u": False}}
+    assert [u for u, _ in longest_first(units, weigh)] == ["b", "group", "new", "c", "a"]
+    assert [u for u, _ in longest_first(units, weigher({}))] == ["group", "a", "b", "new", "c"]  # by count
+
+
+def test_a_test_recorded_as_longest_is_the_first_its_worker_runs_and_a_run_records_its_durations(
+        session: pytest.Pytester) -> None:
+    order = session.path / "order"
+    session.makepyfile(test_units=(
+        "import os, pytest\n\n"
+        "@pytest.mark.parametrize('n', range(6))\n"
+        "def test_short(n):\n    _log(f'short{n}')\n\n"
+        "def test_long():\n    _log('long')\n\n"
+        "def _log(name):\n"
+        f"    with open({str(order)!r}, 'a') as f:\n"
+        "        f.write(os.environ['PYTEST_XDIST_WORKER'] + ' ' + name + '\\n')\n"))
+    record = session.path / FILE
+    record.write_text(json.dumps({"local": {"test_units.py::test_long": 300.0, "gone.py::test_old": 2.0},
+                                  "kind": {"test_units.py::test_long": 900.0}}))
+    out = session.runpytest_subprocess("-n", "2", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                                       "--record-durations")
+    out.assert_outcomes(passed=7)
+    first: dict[str, str] = {}
+    for worker, name in (x.split() for x in order.read_text().splitlines()):
+        first.setdefault(worker, name)
+    assert "long" in first.values(), f"collected last and recorded longest, yet not first on its worker: {first}"
+    written = json.loads(record.read_text())
+    assert written["kind"] == {"test_units.py::test_long": 900.0}  # another provider's figures are kept
+    local = written["local"]
+    assert local.pop("gone.py::test_old") == 2.0  # a test this run did not run keeps its figure
+    assert sorted(local) == ["test_units.py::test_long", *(f"test_units.py::test_short[{n}]" for n in range(6))]
+    assert all(0 <= s < 60 for s in local.values()), local
+
+
+def test_a_durations_record_that_is_not_one_stops_the_run_in_one_line_naming_it(session: pytest.Pytester) -> None:
+    session.makepyfile(test_one="def test_one():\n    pass\n")
+    (session.path / FILE).write_text('{"local": {"test_one.py::test_one": "long"}}')
+    out = session.runpytest_subprocess("-n", "2", "-q", "-p", "no:cacheprovider")
+    assert out.ret != 0
+    assert f"{FILE}: not a durations record" in out.stderr.str(), out.stderr.str()
