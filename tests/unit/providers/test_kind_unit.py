@@ -55,7 +55,7 @@ def test_kinds_control_plane_registers_no_node_and_its_scheduler_answers_on_the_
     """kubeadm init with the control plane's kubelet standalone (no kubeconfig: its static pods run, no Node is
     registered) and mark-control-plane skipped after kind's own preflight skip; kubeadm's scheduler on every
     address, health and metrics open. kind lists the scheduler's extra arguments only with feature gates: then
-    they are added to."""
+    they are added to. etcd runs as the local provider's does, without fsync (kind's template has no etcd)."""
     init, cluster = control_plane_patches(INFERENCE)
     assert init["kind"] == "InitConfiguration" and cluster["kind"] == "ClusterConfiguration"
     assert yaml.safe_load(init["patch"]) == [
@@ -65,11 +65,13 @@ def test_kinds_control_plane_registers_no_node_and_its_scheduler_answers_on_the_
         {"op": "add", "path": "/skipPhases/-", "value": "mark-control-plane"}]
     args = [{"name": "bind-address", "value": "0.0.0.0"},
             {"name": "authorization-always-allow-paths", "value": "/healthz,/readyz,/livez,/metrics"}]
-    assert yaml.safe_load(cluster["patch"]) == [{"op": "add", "path": "/scheduler/extraArgs", "value": args}]
+    etcd = {"op": "add", "path": "/etcd", "value": {"local": {"extraArgs": [
+        {"name": "unsafe-no-fsync", "value": "true"}]}}}
+    assert yaml.safe_load(cluster["patch"]) == [{"op": "add", "path": "/scheduler/extraArgs", "value": args}, etcd]
     gated = parse_definition({**yaml.safe_load((ROOT / "clusters" / "inference.yaml").read_text()),
                               "featureGates": {"GenericWorkload": True}})
     assert yaml.safe_load(control_plane_patches(gated)[1]["patch"]) == [
-        {"op": "add", "path": "/scheduler/extraArgs/-", "value": a} for a in args]
+        *({"op": "add", "path": "/scheduler/extraArgs/-", "value": a} for a in args), etcd]
 
 
 def test_kinds_api_server_writes_the_audit_log_by_the_policy_mounted_from_this_machine(tmp_path):
