@@ -73,9 +73,10 @@ def weigher(known: dict[str, float]) -> Any:
     return weigh
 
 
-def longest_first(units: dict[str, Any], weigh: Any) -> list[tuple[str, Any]]:
-    """``units`` (scope -> its tests) ordered by expected seconds, longest first; equal ones keep their order."""
-    return sorted(units.items(), key=lambda kv: -weigh(kv[1]))
+def longest_first(units: dict[str, Any], weigh: Any, ahead: Any = lambda ids: False) -> list[tuple[str, Any]]:
+    """``units`` (scope -> its tests) ordered by expected seconds, longest first, those ``ahead`` says so of
+    before all others; equal ones keep their order."""
+    return sorted(units.items(), key=lambda kv: (not ahead(kv[1]), -weigh(kv[1])))
 
 
 class Recorder:

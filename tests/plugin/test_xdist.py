@@ -15,6 +15,7 @@ from test_plugin import ROOT, pytest_in
 
 from schedgate.pytest_plugin.distribute import cluster_scope
 from schedgate.pytest_plugin.durations import FILE, longest_first, weigher
+from schedgate.pytest_plugin.exclusive import MARKER
 from schedgate.pytest_plugin.gather import ADMISSION, ARTIFACTS, TIMINGS, Gathered, StartFacts
 from schedgate.pytest_plugin.options import asked_for
 from schedgate.runtime.progress import log, ticking
@@ -169,6 +170,10 @@ def test_the_longest_units_go_out_first_by_the_durations_record_and_unknown_test
              "group": {"c::t": False, "a::t": False, "new::u": False}}
     assert [u for u, _ in longest_first(units, weigh)] == ["b", "group", "new", "c", "a"]
     assert [u for u, _ in longest_first(units, weigher({}))] == ["group", "a", "b", "new", "c"]  # by count
+    # Units whose tests may have the machine alone go first, longest first among them.
+    alone = {"a::t", "c::t"}
+    assert [u for u, _ in longest_first(units, weigh, lambda ids: bool(alone & set(ids)))] == [
+        "group", "c", "a", "b", "new"]
 
 
 def test_a_test_recorded_as_longest_is_the_first_its_worker_runs_and_a_run_records_its_durations(
@@ -206,3 +211,26 @@ def test_a_durations_record_that_is_not_one_stops_the_run_in_one_line_naming_it(
     out = session.runpytest_subprocess("-n", "2", "-q", "-p", "no:cacheprovider")
     assert out.ret != 0
     assert f"{FILE}: not a durations record" in out.stderr.str(), out.stderr.str()
+
+
+def test_tests_that_have_the_machine_alone_go_out_before_the_longest_shared_one(session: pytest.Pytester) -> None:
+    # An exclusive test waits for the test beside it to end: at the head of the queue that is no long test.
+    order = session.path / "order"
+    log = ("def _log(name):\n"
+           "    import os\n"
+           f"    with open({str(order)!r}, 'a') as f:\n"
+           "        f.write(os.environ['PYTEST_XDIST_WORKER'] + ' ' + name + '\\n')\n\n")
+    session.makepyfile(test_shared=log + "def test_long():\n    _log('long')\n\n"
+                                         "def test_short():\n    _log('short')\n")
+    for n in (1, 2):
+        session.makepyfile(**{f"test_alone{n}": log + f"import pytest\n\n@pytest.mark.{MARKER}\n"
+                                                     f"def test_measures():\n    _log('alone{n}')\n"})
+    (session.path / FILE).write_text(json.dumps({"local": {
+        "test_shared.py::test_long": 300.0, "test_shared.py::test_short": 1.0,
+        "test_alone1.py::test_measures": 1.0, "test_alone2.py::test_measures": 1.0}}))
+    out = session.runpytest_subprocess("-n", "2", "-q", "-p", "no:randomly", "-p", "no:cacheprovider")
+    out.assert_outcomes(passed=4)
+    first: dict[str, str] = {}
+    for worker, name in (x.split() for x in order.read_text().splitlines()):
+        first.setdefault(worker, name)
+    assert sorted(first.values()) == ["alone1", "alone2"], first

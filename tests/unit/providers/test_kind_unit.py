@@ -338,8 +338,7 @@ def test_the_scheduler_under_test_is_a_static_pod_of_files_written_into_the_cont
     assert len(names) == len(set(names)) == 3, names
     assert all(n.startswith("schedgate-scheduler-under-test-") for n in names), names
     assert "--vmodule=schedule_one=10," in " ".join(c["command"])  # 0 nodes: every score line
-    # A scheduler started beside 1,000 nodes logs no score lines, as on local: through the container runtime's log
-    # they cost the kind control plane's containerd half a core, and every turn of a performance file measured them.
+    # A scheduler started beside 1,000 nodes logs no score lines, as on local: they cut its throughput there.
     s1000 = replace(s, nodes=1000, launch_number=0)
     s1000.launch()
     with tarfile.open(fileobj=io.BytesIO(written[-1][1])) as tar:
