@@ -1,5 +1,5 @@
 """kind's control-plane container as schedgate's schedulers see it: files written into it, its pods'
-containers and logs through ``crictl`` and its files, each a ``docker exec``."""
+containers and logs through ``crictl``, each a ``docker exec``."""
 
 from __future__ import annotations
 
@@ -42,12 +42,6 @@ class ControlPlane:
 
     def remove(self, *paths: str) -> None:
         self.host.run("docker", "exec", self.container, "rm", "-rf", *paths, what=f"rm in {self.container}")
-
-    def read(self, path: str) -> str:
-        """A file in the container; empty when it is not there."""
-        out = self.host.run("docker", "exec", self.container, "cat", path, check=False, timeout=30,
-                            what=f"cat {path}")
-        return out.stdout if out.returncode == 0 else ""
 
     def containers(self, pod: str) -> list[dict[str, Any]]:
         """The pod's containers on the node, newest first (``crictl ps -a``)."""

@@ -6,11 +6,8 @@ run a DaemonSet's pod on. The kubelet runs its static pods all the same, so the 
 one: its manifest, configuration and kubeconfig (its ServiceAccount's token, the same least-privilege
 RBAC and own lease as on local) are written into the control-plane container and the kubelet starts it
 on the node's network, where it reaches schedgate's extender on the Docker host. Health and
-``/metrics`` are read from this machine at the container's address; its containers through ``crictl`` in
-the container; its log from a file in the container, which it writes as a local scheduler process does
-(through ``schedgate-logto``, mounted from the node: through the container runtime's log pipe, the shim and
-containerd took more CPU than the scheduler, and ``fleet-fragmentation`` ran 95 s against 54 s with the
-scheduler's per-node lines off); and, once it is up, whether its process still runs from this machine's
+``/metrics`` are read from this machine at the container's address; its containers and log through
+``crictl`` in the container, and, once it is up, whether its process still runs from this machine's
 ``/proc`` (:mod:`.hostproc`). A container restart the harness did not ask for is a death. kind's own
 kube-scheduler (kubeadm's static pod) serves ``default-scheduler``, observed the same way and never
 started or stopped.
@@ -45,8 +42,6 @@ MANIFESTS = "/etc/kubernetes/manifests"  # the kubelet's static pod folder on ki
 FILES = "/etc/schedgate"  # each scheduler's configuration and kubeconfig, in a folder of its own
 IN_POD_KUBECONFIG = f"{FILES}/kubeconfig"
 CLUSTER_CA = "/etc/kubernetes/pki/ca.crt"
-LOGTO = "/usr/local/bin/schedgate-logto"  # on the node (scripts/kind-image), mounted at the same path
-LOGS = "/var/log/schedgate-schedulers"  # each launch's log, on the node
 ALLOWED_PATHS = "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"
 # Seconds one listing of a scheduler's containers answers whether it is alive or died, where its process is
 # not seen in /proc. Each listing is a docker exec (60-100 ms here), and a test asks at every wait and
@@ -114,11 +109,6 @@ class PodScheduler:
         return f"{self.deployment}-{self.launch_number}"
 
     @property
-    def log_file(self) -> str:
-        """This launch's log, in the container (a restart the kubelet makes appends to it)."""
-        return f"{LOGS}/{self.static_name}.log"
-
-    @property
     def pod(self) -> str:
         """The static pod's name as the kubelet runs it: the manifest's, then the node's."""
         return f"{self.static_name}-{self.node.container}"
@@ -144,20 +134,16 @@ class PodScheduler:
                   "app.kubernetes.io/managed-by": "schedgate"}
         container = {
             "name": "kube-scheduler", "image": self.image, "imagePullPolicy": "Never",
-            "command": [LOGTO, self.log_file, "/usr/local/bin/kube-scheduler", f"--config={FILES}/config.yaml",
-                        f"--secure-port={self.port}", ALLOWED_PATHS, *log_flags(self.nodes), *self.extra_args],
+            "command": ["/usr/local/bin/kube-scheduler", f"--config={FILES}/config.yaml", f"--secure-port={self.port}",
+                        ALLOWED_PATHS, *log_flags(self.nodes), *self.extra_args],
             "volumeMounts": [{"name": "config", "mountPath": FILES, "readOnly": True},
-                             {"name": "ca", "mountPath": CLUSTER_CA, "readOnly": True},
-                             {"name": "logto", "mountPath": LOGTO, "readOnly": True},
-                             {"name": "logs", "mountPath": LOGS}],
+                             {"name": "ca", "mountPath": CLUSTER_CA, "readOnly": True}],
         }
         return {"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": self.static_name, "namespace": SCHEDULER_NAMESPACE, "labels": labels},
                 "spec": {"hostNetwork": True, "terminationGracePeriodSeconds": 5, "containers": [container],
                          "volumes": [{"name": "config", "hostPath": {"path": self.files, "type": "Directory"}},
-                                     {"name": "ca", "hostPath": {"path": CLUSTER_CA, "type": "File"}},
-                                     {"name": "logto", "hostPath": {"path": LOGTO, "type": "File"}},
-                                     {"name": "logs", "hostPath": {"path": LOGS, "type": "DirectoryOrCreate"}}]}}
+                                     {"name": "ca", "hostPath": {"path": CLUSTER_CA, "type": "File"}}]}}
 
     def subject(self) -> dict[str, str]:
         return {"kind": "ServiceAccount", "name": self.deployment, "namespace": SCHEDULER_NAMESPACE}
@@ -178,7 +164,7 @@ class PodScheduler:
         first where it is known, then its containers listed."""
         self.expected_exit = True
         pid, self._seen, self._pid = self._pid, None, None
-        self.node.remove(f"{MANIFESTS}/{self.deployment}.yaml", self.files, self.log_file)
+        self.node.remove(f"{MANIFESTS}/{self.deployment}.yaml", self.files)
         what = f"scheduler {self.name} (static pod {self.pod}) stopped"
         if pid is not None:
             _until(lambda: not runs(*pid), what, interval=PROC_POLL)
@@ -208,9 +194,8 @@ class PodScheduler:
         if self._healthy() and self._running() is not None:
             return True
         exited = next((c for c in self._listed(fresh=False) if c.get("state") == "CONTAINER_EXITED"), None)
-        if exited is not None:  # its log, or what the container said before there was one
-            text = self.logs() or self.node.log(str(exited["id"]))
-            said = [x.strip() for x in (text or "").splitlines() if x.strip()]
+        if exited is not None:
+            said = [x.strip() for x in (self.node.log(str(exited["id"])) or "").splitlines() if x.strip()]
             raise ComponentError(f"scheduler {self.name} (static pod {self.pod}) exited before it was ready: "
                                  f"{(said or ['<empty log>'])[-1][:600]}")
         return False
@@ -278,7 +263,9 @@ class PodScheduler:
         return poll_metrics(self, accept, description, timeout)
 
     def logs(self) -> str:
-        self._last_log = self.node.read(self.log_file) or self._last_log
+        newest = next(iter(self.node.containers(self.pod)), None)
+        if newest is not None:
+            self._last_log = self.node.log(str(newest["id"])) or self._last_log
         return self._last_log
 
     def save_log(self) -> Path:
@@ -305,22 +292,11 @@ class StaticScheduler(PodScheduler):
     def launch(self) -> None:
         return None
 
-    def logs(self) -> str:  # kubeadm's static pod logs through the container runtime
-        newest = next(iter(self.node.containers(self.pod)), None)
-        if newest is not None:
-            self._last_log = self.node.log(str(newest["id"])) or self._last_log
-        return self._last_log
-
     def start(self, timeout: float = 120.0) -> float:
         return 0.0
 
     def _ready(self) -> bool:  # kubeadm's: the kubelet restarts it while the control plane comes up
         return self._healthy() and self._running() is not None
-
-    @property
-    def log_file(self) -> str:
-        """This launch's log, in the container (a restart the kubelet makes appends to it)."""
-        return f"{LOGS}/{self.static_name}.log"
 
     @property
     def pod(self) -> str:
