@@ -90,7 +90,7 @@ unit: venv
 # A Docker engine lets the kind bad-input tests run; without one they are skipped, nothing fails.
 test: tools browser
 	@scripts/docker-engine >/dev/null 2>&1 || echo "make test: no Docker engine started; kind bad-input tests will skip" >&2
-	cd go && go test -trimpath ./pkg/... ./cmd/schedgate-pki/ ./cmd/schedgate-oracle/
+	cd go && go test -trimpath ./pkg/... ./cmd/schedgate-pki/ ./cmd/schedgate-oracle/ ./cmd/schedgate-logto/
 	cd examples/out-of-tree-scheduler && go test -trimpath ./...
 	$(PYTEST) tests e2e --provider local $(XDIST) --junitxml=artifacts/junit.xml $(ARGS)
 

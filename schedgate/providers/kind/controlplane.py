@@ -1,15 +1,18 @@
 """kind's control-plane container as schedgate's schedulers see it: files written into it, its pods'
-containers and logs through ``crictl``, each a ``docker exec``."""
+containers and logs through ``crictl`` and its files, each a ``docker exec``."""
 
 from __future__ import annotations
 
 import io
 import json
+import subprocess
 import tarfile
 from dataclasses import dataclass
 from typing import Any
 
+from schedgate.errors import ComponentError
 from schedgate.providers.kind.host import Host
+from schedgate.runtime.commands import run_group
 
 
 @dataclass
@@ -42,6 +45,15 @@ class ControlPlane:
 
     def remove(self, *paths: str) -> None:
         self.host.run("docker", "exec", self.container, "rm", "-rf", *paths, what=f"rm in {self.container}")
+
+    def read(self, path: str, start: int = 0) -> bytes:
+        """A file in the container from byte ``start`` on; empty when it is not there."""
+        try:
+            out = run_group(["docker", "exec", self.container, "tail", "-c", f"+{start + 1}", path], self.host.env,
+                            30)
+        except subprocess.TimeoutExpired:
+            raise ComponentError(f"tail {path} in {self.container}: no answer after 30s") from None
+        return out.stdout if out.returncode == 0 else b""
 
     def containers(self, pod: str) -> list[dict[str, Any]]:
         """The pod's containers on the node, newest first (``crictl ps -a``)."""

@@ -6,11 +6,11 @@ run a DaemonSet's pod on. The kubelet runs its static pods all the same, so the 
 one: its manifest, configuration and kubeconfig (its ServiceAccount's token, the same least-privilege
 RBAC and own lease as on local) are written into the control-plane container and the kubelet starts it
 on the node's network, where it reaches schedgate's extender on the Docker host. Health and
-``/metrics`` are read from this machine at the container's address; its containers and log through
-``crictl`` in the container, and, once it is up, whether its process still runs from this machine's
-``/proc`` (:mod:`.hostproc`). A container restart the harness did not ask for is a death. kind's own
-kube-scheduler (kubeadm's static pod) serves ``default-scheduler``, observed the same way and never
-started or stopped.
+``/metrics`` are read from this machine at the container's address; its containers through ``crictl``; its
+log from the file it writes as a local scheduler does (through ``schedgate-logto``: the runtime's log pipe
+cost more CPU than the scheduler); once it is up, whether its process runs from this machine's ``/proc``
+(:mod:`.hostproc`). A container restart the harness did not ask for is a death. kind's own kube-scheduler
+(kubeadm's static pod) serves ``default-scheduler``, observed the same way and never started or stopped.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from schedgate.objects.metrics import MetricsSnapshot, parse_metrics
 from schedgate.objects.schedlog import log_flags
 from schedgate.providers.kind.controlplane import ControlPlane
 from schedgate.providers.kind.hostproc import container_pid, runs
+from schedgate.providers.kind.logcopy import LogCopy
 from schedgate.runtime.health import get
 from schedgate.runtime.scheduler import poll_metrics
 from schedgate.spec.schedconfig import EffectiveConfig, SchedulerConfig
@@ -42,12 +43,13 @@ MANIFESTS = "/etc/kubernetes/manifests"  # the kubelet's static pod folder on ki
 FILES = "/etc/schedgate"  # each scheduler's configuration and kubeconfig, in a folder of its own
 IN_POD_KUBECONFIG = f"{FILES}/kubeconfig"
 CLUSTER_CA = "/etc/kubernetes/pki/ca.crt"
+LOGTO = "/usr/local/bin/schedgate-logto"  # on the node (scripts/kind-image), mounted at the same path
+LOGS = "/var/log/schedgate-schedulers"  # each launch's log, on the node
 ALLOWED_PATHS = "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"
 # Seconds one listing of a scheduler's containers answers whether it is alive or died, where its process is
 # not seen in /proc. Each listing is a docker exec (60-100 ms here), and a test asks at every wait and
 # barrier: asked afresh each time, they took a third of a conformance file's time on kind.
 HEALTH_EVERY = 1.0
-
 
 # How often a start or a stop looks: a listing of containers is a ``docker exec`` (about 0.1 s here), a look
 # in /proc microseconds. At 0.5 s a perf turn spent 1.4-2.5 s starting its scheduler and 1.2-1.7 s stopping it.
@@ -81,7 +83,7 @@ class PodScheduler:
     kubeconfig: str = ""  # its kubeconfig's text (a token of its ServiceAccount)
     expected_exit: bool = False
     _attempt: int = 0  # its container's restart count when it was last started
-    _last_log: str = ""
+    _copy: LogCopy = field(default_factory=lambda: LogCopy(Path()), repr=False)  # its log in the run folder
     extra_args: tuple[str, ...] = ()  # more flags (the definition's --feature-gates)
     nodes: int = 0  # the nodes it sees when it starts: its log flags depend on it (schedlog.log_flags)
     _seen: tuple[float, list[dict[str, Any]]] | None = field(default=None, repr=False)  # (when, containers)
@@ -109,6 +111,11 @@ class PodScheduler:
         return f"{self.deployment}-{self.launch_number}"
 
     @property
+    def log_file(self) -> str:
+        """This launch's log, in the container (a restart the kubelet makes appends to it)."""
+        return f"{LOGS}/{self.static_name}.log"
+
+    @property
     def pod(self) -> str:
         """The static pod's name as the kubelet runs it: the manifest's, then the node's."""
         return f"{self.static_name}-{self.node.container}"
@@ -134,16 +141,20 @@ class PodScheduler:
                   "app.kubernetes.io/managed-by": "schedgate"}
         container = {
             "name": "kube-scheduler", "image": self.image, "imagePullPolicy": "Never",
-            "command": ["/usr/local/bin/kube-scheduler", f"--config={FILES}/config.yaml", f"--secure-port={self.port}",
-                        ALLOWED_PATHS, *log_flags(self.nodes), *self.extra_args],
+            "command": [LOGTO, self.log_file, "/usr/local/bin/kube-scheduler", f"--config={FILES}/config.yaml",
+                        f"--secure-port={self.port}", ALLOWED_PATHS, *log_flags(self.nodes), *self.extra_args],
             "volumeMounts": [{"name": "config", "mountPath": FILES, "readOnly": True},
-                             {"name": "ca", "mountPath": CLUSTER_CA, "readOnly": True}],
+                             {"name": "ca", "mountPath": CLUSTER_CA, "readOnly": True},
+                             {"name": "logto", "mountPath": LOGTO, "readOnly": True},
+                             {"name": "logs", "mountPath": LOGS}],
         }
         return {"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": self.static_name, "namespace": SCHEDULER_NAMESPACE, "labels": labels},
                 "spec": {"hostNetwork": True, "terminationGracePeriodSeconds": 5, "containers": [container],
                          "volumes": [{"name": "config", "hostPath": {"path": self.files, "type": "Directory"}},
-                                     {"name": "ca", "hostPath": {"path": CLUSTER_CA, "type": "File"}}]}}
+                                     {"name": "ca", "hostPath": {"path": CLUSTER_CA, "type": "File"}},
+                                     {"name": "logto", "hostPath": {"path": LOGTO, "type": "File"}},
+                                     {"name": "logs", "hostPath": {"path": LOGS, "type": "DirectoryOrCreate"}}]}}
 
     def subject(self) -> dict[str, str]:
         return {"kind": "ServiceAccount", "name": self.deployment, "namespace": SCHEDULER_NAMESPACE}
@@ -164,7 +175,7 @@ class PodScheduler:
         first where it is known, then its containers listed."""
         self.expected_exit = True
         pid, self._seen, self._pid = self._pid, None, None
-        self.node.remove(f"{MANIFESTS}/{self.deployment}.yaml", self.files)
+        self.node.remove(f"{MANIFESTS}/{self.deployment}.yaml", self.files, self.log_file)
         what = f"scheduler {self.name} (static pod {self.pod}) stopped"
         if pid is not None:
             _until(lambda: not runs(*pid), what, interval=PROC_POLL)
@@ -194,8 +205,9 @@ class PodScheduler:
         if self._healthy() and self._running() is not None:
             return True
         exited = next((c for c in self._listed(fresh=False) if c.get("state") == "CONTAINER_EXITED"), None)
-        if exited is not None:
-            said = [x.strip() for x in (self.node.log(str(exited["id"])) or "").splitlines() if x.strip()]
+        if exited is not None:  # its log, or what the container said before there was one
+            text = self.node.read(self.log_file).decode(errors="replace") or self.node.log(str(exited["id"]))
+            said = [x.strip() for x in (text or "").splitlines() if x.strip()]
             raise ComponentError(f"scheduler {self.name} (static pod {self.pod}) exited before it was ready: "
                                  f"{(said or ['<empty log>'])[-1][:600]}")
         return False
@@ -263,18 +275,20 @@ class PodScheduler:
         return poll_metrics(self, accept, description, timeout)
 
     def logs(self) -> str:
-        newest = next(iter(self.node.containers(self.pod)), None)
-        if newest is not None:
-            self._last_log = self.node.log(str(newest["id"])) or self._last_log
-        return self._last_log
+        self.save_log()
+        return self._copy.text()
 
     def save_log(self) -> Path:
-        """Write the container's log to the run folder (the last one read stays when the pod is gone)."""
-        path = self.run_dir / f"{self.name}.log"
-        text = self.logs()
-        if text:
-            path.write_text(text)
-        return path
+        """Bring the run folder's copy of its log up to date (:class:`.LogCopy`); its path. A launched
+        scheduler's log is its launch's file on the node; kubeadm's goes through the container runtime."""
+        if self._copy.path != self.run_dir / f"{self.name}.log":
+            self._copy = LogCopy(self.run_dir / f"{self.name}.log")
+        if self.launch_number:
+            return self._copy.update(self.log_file, lambda start: self.node.read(self.log_file, start))
+        newest = next(iter(self.node.containers(self.pod)), None)
+        if newest is None:
+            return self._copy.path
+        return self._copy.update(str(newest["id"]), lambda start: self.node.log(str(newest["id"])).encode()[start:])
 
     @property
     def log_path(self) -> Path | None:

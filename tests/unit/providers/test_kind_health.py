@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from schedgate.errors import ComponentError
 from schedgate.providers.kind import scheduler as kind_scheduler
 from schedgate.providers.kind.hostproc import container_pid, runs
 from schedgate.providers.kind.scheduler import HEALTH_EVERY, PodScheduler
@@ -22,12 +23,20 @@ class Plane:
 
     listed: list[dict[str, Any]] = field(default_factory=list)
     asked: int = 0
+    files: dict[str, str] = field(default_factory=dict)  # in the container
+    runtime_logs: dict[str, str] = field(default_factory=dict)  # crictl logs, by container id
     container: str = "c-control-plane"
     address: str = "127.0.0.1"
 
     def containers(self, pod: str) -> list[dict[str, Any]]:
         self.asked += 1
         return list(self.listed)
+
+    def read(self, path: str, start: int = 0) -> bytes:
+        return self.files.get(path, "").encode()[start:]
+
+    def log(self, container_id: str) -> str:
+        return self.runtime_logs.get(container_id, "")
 
 
 def running(attempt: int) -> dict[str, Any]:
@@ -41,9 +50,9 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return now
 
 
-def scheduler(plane: Plane) -> PodScheduler:
+def scheduler(plane: Plane, run_dir: Path = Path("/nonexistent")) -> PodScheduler:
     return PodScheduler(name="s", config=default_scheduler_config(), effective=None, config_path=Path("x"),
-                        image="i", node=plane, run_dir=Path("/nonexistent"))  # type: ignore[arg-type]
+                        image="i", node=plane, run_dir=run_dir)  # type: ignore[arg-type]
 
 
 def test_health_asked_again_and_again_lists_the_containers_once_per_interval(clock: list[float]) -> None:
@@ -116,3 +125,30 @@ def test_once_its_process_is_known_health_is_read_from_proc_and_never_listed(
     assert plane.asked == asked, "no crictl listing once the process is known"
     (proc / "57" / "stat").write_text("57 (kube-scheduler) Z 1 1\n")
     assert s.died() and s.is_down()
+
+
+def test_its_log_is_its_launchs_file_kept_once_the_file_is_gone_and_an_early_exit_says_its_last_line(
+        clock: list[float], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    plane = Plane()
+    s = scheduler(plane, tmp_path)
+    s.launch_number = 7
+    assert s.log_file == "/var/log/schedgate-schedulers/schedgate-scheduler-s-7.log"
+    plane.files[s.log_file] = "I1207 line one\nI1207 line two\n"
+    assert s.logs() == "I1207 line one\nI1207 line two\n" and s.log_tail(1) == ["I1207 line two"]
+    del plane.files[s.log_file]  # removed with the launch: what was read last stays
+    assert s.log_tail(1) == ["I1207 line two"]
+    # A container that exited before it was ready: its log's last line, else what the runtime kept of it (an
+    # error of schedgate-logto itself, before the file was opened).
+    monkeypatch.setattr(PodScheduler, "_healthy", lambda self: False)
+    plane.listed = [{"state": "CONTAINER_EXITED", "id": "c1", "metadata": {"attempt": 0}, "createdAt": 1}]
+    plane.files[s.log_file] = "E1207 bad flag --nope\n"
+    with pytest.raises(ComponentError, match="exited before it was ready: E1207 bad flag --nope"):
+        s._ready()
+    fresh = scheduler(plane, tmp_path / "other")
+    fresh.launch_number = 8
+    plane.runtime_logs["c1"] = "schedgate-logto: open /var/log/x: permission denied\n"
+    with pytest.raises(ComponentError, match="schedgate-logto: open /var/log/x: permission denied"):
+        fresh._ready()
+    # kubeadm's own, never launched by schedgate: the runtime keeps its log
+    kubeadms = scheduler(plane, tmp_path / "kubeadm")
+    assert kubeadms.logs() == "schedgate-logto: open /var/log/x: permission denied\n"

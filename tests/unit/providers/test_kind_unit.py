@@ -313,9 +313,16 @@ def test_the_scheduler_under_test_is_a_static_pod_of_files_written_into_the_cont
     assert spec["hostNetwork"] is True and "serviceAccountName" not in spec and "nodeName" not in spec
     [c] = spec["containers"]
     assert "--secure-port=10300" in c["command"] and "--config=/etc/schedgate/config.yaml" in c["command"]
-    assert {v["name"]: v["hostPath"]["path"] for v in spec["volumes"]} == {
-        "config": "/etc/schedgate/under-test", "ca": "/etc/kubernetes/pki/ca.crt"}
     first = manifest["metadata"]["name"]
+    # It writes its log to a file of this launch, as a local scheduler process does, through schedgate-logto
+    # mounted from the node: any image's kube-scheduler does, and the container runtime's log pipe carries nothing.
+    log = f"/var/log/schedgate-schedulers/{first}.log"
+    assert c["command"][:3] == ["/usr/local/bin/schedgate-logto", log, "/usr/local/bin/kube-scheduler"]
+    assert s.log_file == log
+    assert {v["name"]: v["hostPath"]["path"] for v in spec["volumes"]} == {
+        "config": "/etc/schedgate/under-test", "ca": "/etc/kubernetes/pki/ca.crt",
+        "logto": "/usr/local/bin/schedgate-logto", "logs": "/var/log/schedgate-schedulers"}
+    assert {m["name"]: m["mountPath"] for m in c["volumeMounts"]}["logto"] == "/usr/local/bin/schedgate-logto"
     assert first == f"schedgate-scheduler-under-test-{s.launch_number}"
     assert s.pod == f"{first}-k-control-plane"  # the kubelet adds its node's name
     # Each launch is a static pod of another name, also a new scheduler of the same lease: the kubelet starts one
