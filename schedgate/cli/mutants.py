@@ -264,8 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     needed = sorted({b for m in mutants for b in builds(m)})
     if needed:  # linked now, not inside a test's deadline (a black box resolves its program as it starts)
         started = time.monotonic()
-        for b in needed:
-            ensure_mutant(b)
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as links:  # --jobs links at a time, as it runs
+            list(links.map(ensure_mutant, needed))
         print(f"builds    {len(needed)} broken binaries ready ({time.monotonic() - started:.0f}s)", flush=True)
 
     def one(m: Path) -> tuple[Path, Result]:

@@ -210,10 +210,8 @@ def ensure_binaries(out: TextIO | None = None) -> Binaries:
     final = root / f"kubernetes-{version}-{key}"
 
     def build_mutant(name: str) -> None:
-        with _locked(root), shown_on(out):
-            if not os.access(final / name, os.X_OK):  # another run may have linked it while we waited
-                _link_mutant(go, module_dir, pin, final, name)
-
+        with shown_on(out):
+            link_once(final, name, lambda: _link_mutant(go, module_dir, pin, final, name))
     bins = Binaries(final, version, builder=build_mutant)
     if bins.missing(mutants=False):
         with _locked(root):
@@ -237,11 +235,19 @@ def ensure_mutant(name: str, out: TextIO | None = None) -> Path:
 
 
 @contextlib.contextmanager
-def _locked(root: Path) -> Iterator[None]:
+def _locked(root: Path, name: str = ".lock") -> Iterator[None]:
     root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".lock", "w") as lock:
+    with open(root / name, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
+
+
+def link_once(final: Path, name: str, link: Callable[[], None]) -> None:
+    """``link()`` makes ``final/name`` unless it is there, under a lock of its own: others link beside it (a link
+    takes about 5 s of one core here); a run asking for the same one waits, then finds it linked."""
+    with _locked(final, f".{name}.lock"):
+        if not os.access(final / name, os.X_OK):
+            link()
 
 
 def _link_mutant(go: str, module_dir: Path, pin: Pin, final: Path, name: str) -> None:

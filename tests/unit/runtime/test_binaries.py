@@ -104,3 +104,32 @@ def test_an_etcd_that_exits_at_start_is_named_and_the_api_server_started_beside_
     assert any("etcd exited with code 3 before it was ready" in x for x in text.splitlines()), text[-3000:]
     assert "--etcd-servers=" in used.read_text(), "kube-apiserver starts beside etcd, not after it"
     assert run_dirs(tmp_path) == [] and our_processes(tmp_path) == []
+
+
+def test_two_mutants_link_at_once_and_one_asked_for_twice_links_once(tmp_path):
+    """`schedgate mutants` links its broken binaries --jobs at a time: each under a lock of its own name."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from schedgate.runtime.toolchain import link_once
+
+    both_inside = threading.Barrier(2, timeout=20)  # broken (an error) if the two links cannot overlap
+    linked: list[str] = []
+    in_a = threading.Event()
+
+    def link(name: str) -> None:
+        linked.append(name)
+        if name == "a":
+            in_a.set()
+        both_inside.wait()
+        (tmp_path / name).write_text("#!/bin/sh\n")
+        (tmp_path / name).chmod(0o755)
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        first = pool.submit(link_once, tmp_path, "a", lambda: link("a"))
+        assert in_a.wait(20)
+        again = pool.submit(link_once, tmp_path, "a", lambda: link("a"))  # waits on a's lock, then finds it
+        other = pool.submit(link_once, tmp_path, "b", lambda: link("b"))
+        for f in (first, again, other):
+            f.result(timeout=30)
+    assert sorted(linked) == ["a", "b"]
