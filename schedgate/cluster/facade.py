@@ -68,6 +68,7 @@ class Cluster:
                                    before=self.backend.nodes.before_edit)
         self._system_ns: Namespace | None = None
         self._stale_ok = False
+        self.groups_unseen = False  # a PodGroup was written since the last cache barrier
 
     # -- what the provider offers ----------------------------------------------
     @property
@@ -186,6 +187,7 @@ class Cluster:
 
         Returns the schedulers that had to be restarted."""
         revived = self.revive()
+        self.groups_unseen = False  # the last test's groups went with its namespace
         if self.nodes.reset() or revived or self.nodes.unseen:  # unseen: nodes replaced by another definition's
             self.sync_schedulers()
         return revived
@@ -237,17 +239,24 @@ class Cluster:
     def sync_schedulers(self, timeout: float = 15.0) -> float:
         """Wait until every running scheduler has seen every node and pod change made so far (see
         :mod:`schedgate.cluster.sync`); returns the seconds it took."""
-        self.nodes.unseen = False
+        groups, self.nodes.unseen, self.groups_unseen = self.groups_unseen, False, False
         running = [s for s in distinct(self.schedulers) if not s.is_down()]
-        return self.barrier.wait(running, self.system_namespace(), timeout)
+        return self.barrier.wait(running, self.system_namespace(), timeout, groups=groups)
+
+    def changed(self, kind: str) -> None:
+        """An object of ``kind`` was written: a PodGroup, which schedulers hear on a watch of its own, is
+        waited for (:meth:`settle`) before the next pod change."""
+        if kind == "PodGroup":
+            self.groups_unseen = True
 
     def settle(self) -> None:
-        """If a node edit was made since the last sync, wait until every scheduler has seen it.
+        """If a node edit (or a PodGroup change) was made since the last sync, wait until every scheduler
+        has seen it.
 
-        Called before each pod is created, deleted or annotated: a scheduler hears nodes and pods on
-        separate watches, in no guaranteed order, so without it a scheduler may judge the pod on the
-        node as it was before the edit. Inside :meth:`stale_ok` it does nothing."""
-        if self.nodes.unseen and not self._stale_ok:
+        Called before each pod is created, deleted or annotated: a scheduler hears nodes, PodGroups and pods
+        on separate watches, in no guaranteed order, so without it a scheduler may judge the pod on the
+        node (or in the group) as it was before the edit. Inside :meth:`stale_ok` it does nothing."""
+        if (self.nodes.unseen or self.groups_unseen) and not self._stale_ok:
             self.sync_schedulers()
 
     @contextlib.contextmanager

@@ -36,6 +36,11 @@ the newest slice and class, and so every earlier one; its bind is then
 refused. The marker must have room for one pod more there. The refused bind
 requeues other pods, as a deleted assigned pod does.
 
+PodGroups come on a watch of their own too: after a PodGroup change (a step made, patched or deleted one:
+a raised ``minCount`` a scheduler has not heard of lets a gang bind short), the probes are members of a
+PodGroup made after it (policy ``basic``, no gang). A scheduler queues a member of a group it has not seen
+apart, unjudged, so a probe judged means its group, and every PodGroup event before it, was heard.
+
 A black box binds its probe (binding is the only sign of life it gives):
 only where one runs does the barrier make a node of its own, the sync node
 (cordoned, room for the probes only, in a tenant pool of its own), and the
@@ -51,13 +56,19 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import kubernetes.client as k8s
 from kubernetes.client.exceptions import ApiException
 
-from schedgate.cluster.devices import MANAGED, Devices
+from schedgate.cluster.devices import Devices
 from schedgate.cluster.guard import POLICY, guard_sync_node
 from schedgate.cluster.node_kinds import CORDON_TAINT
 from schedgate.cluster.nodes import MERGE, ready_condition
+from schedgate.cluster.sync_objects import (
+    create_probe_claim,
+    create_probe_group,
+    delete_probe_claim,
+    delete_probe_group,
+    publish_sync_devices,
+)
 from schedgate.errors import ComponentError, NotHere
 from schedgate.kube.api import ignore_not_found, read_json
 from schedgate.kube.watch import MATCH, Check, FnMatcher, WaitTimeout, WrongOutcome, fail, pending, wait_for
@@ -73,9 +84,6 @@ SYNC_KEY = "schedgate.io/sync"  # the sync node's own label (a DaemonSet of sche
 MARK_KEY = "schedgate.io/barrier"  # the token, on the marker
 # The sync node is a tenant pool of its own and the probes its tenant, so a scheduler that keeps tenants
 # to their pools (TenantFilter, tenant-id / schedgate.io/tenant-pool) admits them there too.
-SYNC_DRIVER = "sync.schedgate.io"
-SYNC_CLASS = "schedgate-sync"
-SYNC_SLICE = "schedgate-sync"
 SYNC_TENANT = {"pod": ("tenant-id", "schedgate-sync"), "node": ("schedgate.io/tenant-pool", "schedgate-sync")}
 SYNC_RESOURCE = "schedgate.io/sync"  # no node has it: a kube-scheduler's probe fits none, whatever the profile
 ENDED = ("Succeeded", "Failed")
@@ -140,9 +148,11 @@ class SyncBarrier:
         self._policy = node == SYNC_NODE
         self._guarded = not self._policy
 
-    def wait(self, schedulers: Iterable[Scheduler], ns: Namespace, timeout: float = 15.0) -> float:
+    def wait(self, schedulers: Iterable[Scheduler], ns: Namespace, timeout: float = 15.0,
+             groups: bool = False) -> float:
         """Seconds until each scheduler judged its probe against the newest token; one that does not within
-        ``timeout`` is warned of (a black box fails)."""
+        ``timeout`` is warned of (a black box fails). ``groups``: PodGroups changed since the last barrier, so
+        the probes are members of a PodGroup made after them."""
         started = time.monotonic()
         token = uuid.uuid4().hex[:12]
         schedulers = list(schedulers)
@@ -161,7 +171,8 @@ class SyncBarrier:
             marker = self._mark(token, room=dra)
         self.count += 1
         if dra:
-            self._publish_sync_devices(token, len(schedulers))
+            publish_sync_devices(self.core, self.count, token, len(schedulers))
+        group = create_probe_group(self.core, ns.name, f"sync-{self.count}") if groups else None
         probes: list[tuple[str, Pod]] = []
         claims: list[str] = []
         for i, proc in enumerate(schedulers):
@@ -173,8 +184,10 @@ class SyncBarrier:
                 b = b.require_label(MARK_KEY, token)
             if marker is None or not (black or dra):
                 b = b.request(SYNC_RESOURCE, "1")
+            if group is not None:
+                b = b.manifest({"spec": {"schedulingGroup": {"podGroupName": group}}})
             if dra:
-                claims.append(self._probe_claim(ns, name, i))
+                claims.append(create_probe_claim(self.core, ns.name, name, i))
                 b = b.manifest({"spec": {"resourceClaims": [{"name": "sync", "resourceClaimName": name}]}})
             probes.append((profile, b.create(ns)))
         signal = self._judged("bound" if black or (dra and marker and not self._policy) else
@@ -198,7 +211,9 @@ class SyncBarrier:
             for _, probe in probes:
                 probe.delete()
             for claim in claims:
-                ignore_not_found(self._res.delete_namespaced_resource_claim, claim, ns.name)
+                delete_probe_claim(self.core, ns.name, claim)
+            if group is not None:
+                delete_probe_group(self.core, ns.name, group)
         return time.monotonic() - started
 
     def _mark(self, token: str, room: bool) -> str | None:
@@ -250,54 +265,6 @@ class SyncBarrier:
         want = {"bound": f"bound to {marker}", "refused": f"its bind refused by {POLICY}",
                 "insufficient": f"refused on the marker ({IN_SYNC})", "any": "judged"}[signal]
         return FnMatcher(want, check)
-
-    @property
-    def _res(self) -> Any:
-        return k8s.ResourceV1Api(self.core.api_client)
-
-    def _device(self, i: int) -> str:
-        return f"s{self.count}-{i}"
-
-    def _publish_sync_devices(self, token: str, count: int) -> None:
-        """The sync slice with a device per scheduler (on every node: the probe's affinity picks the marker),
-        then the class that selects by ``token``."""
-        res = self._res
-        name = SYNC_SLICE
-        cur = ignore_not_found(read_json, res.read_resource_slice, name)
-        body: dict[str, Any] = {
-            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-            "metadata": {"name": name, "labels": dict(MANAGED)},
-            "spec": {"driver": SYNC_DRIVER, "allNodes": True,
-                     "pool": {"name": SYNC_SLICE, "resourceSliceCount": 1,
-                              "generation": 1 + (cur["spec"]["pool"]["generation"] if cur else 0)},
-                     "devices": [{"name": self._device(i),
-                                  "attributes": {"token": {"string": token}, "slot": {"int": i}}}
-                                 for i in range(count)]}}
-        if cur is None:
-            res.create_resource_slice(body)
-        else:
-            body["metadata"]["resourceVersion"] = cur["metadata"]["resourceVersion"]
-            res.replace_resource_slice(name, body)
-        selector = f'device.driver == "{SYNC_DRIVER}" && device.attributes["{SYNC_DRIVER}"].token == "{token}"'
-        cls: dict[str, Any] = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-               "metadata": {"name": SYNC_CLASS, "labels": dict(MANAGED)},
-               "spec": {"selectors": [{"cel": {"expression": selector}}]}}
-        have = ignore_not_found(read_json, res.read_device_class, SYNC_CLASS)
-        if have is None:
-            res.create_device_class(cls)
-        else:
-            cls["metadata"]["resourceVersion"] = have["metadata"]["resourceVersion"]
-            res.replace_device_class(SYNC_CLASS, cls)
-
-    def _probe_claim(self, ns: Namespace, name: str, i: int) -> str:
-        """A claim for scheduler ``i``'s sync device (by name: no other probe competes for it)."""
-        self._res.create_namespaced_resource_claim(ns.name, {
-            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-            "metadata": {"name": name, "labels": dict(MANAGED)},
-            "spec": {"devices": {"requests": [{"name": "sync", "exactly": {
-                "deviceClassName": SYNC_CLASS,
-                "selectors": [{"cel": {"expression": f'device.attributes["{SYNC_DRIVER}"].slot == {i}'}}]}}]}}})
-        return name
 
     def _ensure_node(self, token: str) -> None:
         """The sync node, with room for probes to bind and the token on it."""

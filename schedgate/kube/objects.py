@@ -6,7 +6,7 @@ run's namespace, cluster-scoped ones beside it; :meth:`Objects.clean_up` deletes
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -56,6 +56,8 @@ class Objects:
     api: ApiClient
     namespace: str
     created: list[Ref] = field(default_factory=list)
+    # called with the kind of each object patched or deleted (a scheduler may hear of it late)
+    changed: Callable[[str], None] | None = None
 
     @cached_property
     def _dyn(self) -> DynamicClient:
@@ -109,10 +111,17 @@ class Objects:
         res = self._resource(api_version, kind)
         res.patch(name=name, namespace=self.namespace if res.namespaced else None, body=dict(body),
                   content_type=MERGE)
+        if self.changed is not None:
+            self.changed(kind)
 
     def delete(self, api_version: str | None, kind: str, name: str) -> None:
         """Delete the object; what it owns (a Deployment's ReplicaSets, a Job's pods) goes after it, in the
         background (a Job's own default would leave its pods behind)."""
+        self._delete(api_version, kind, name)
+        if self.changed is not None:
+            self.changed(kind)
+
+    def _delete(self, api_version: str | None, kind: str, name: str) -> None:
         res = self._resource(api_version, kind)
         ignore_not_found(res.delete, name=name, namespace=self.namespace if res.namespaced else None,
                          body={"propagationPolicy": "Background"})
@@ -122,7 +131,7 @@ class Objects:
         workload controller would make pods again while the namespace's pods are deleted. A CRD is waited for
         until it is gone (its objects first): the next file on the cluster may define it again."""
         for ref in reversed(self.created):
-            self.delete(ref.api_version, ref.kind, ref.name)
+            self._delete(ref.api_version, ref.kind, ref.name)
             if ref.kind == CRD_KIND and ref.api_version == CRD_API:
                 res = self._resource(ref.api_version, ref.kind)
                 poll_until(lambda: ignore_not_found(res.get, name=ref.name) is None,  # noqa: B023 — called here

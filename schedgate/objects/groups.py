@@ -8,6 +8,7 @@ from typing import Any
 GROUP_LABEL = "schedgate.io/gang"  # the group
 MIN_LABEL = "schedgate.io/gang-min"  # how many members the group needs
 PLUGIN = "Gang"  # the plugin's name in a scheduler configuration
+GROUP_API = "scheduling.k8s.io/v1beta1"  # Kubernetes' own PodGroup (1.37, feature GenericWorkload)
 
 
 def group_of(pod: dict[str, Any]) -> tuple[str, int] | None:

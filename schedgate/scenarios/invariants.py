@@ -48,7 +48,7 @@ from kubernetes import client as k8s
 
 from schedgate.cluster.abilities import Ability, AuditsRequests
 from schedgate.cluster.audit import by_schedulers, marked, removals
-from schedgate.cluster.sync import SYNC_DRIVER
+from schedgate.cluster.sync_objects import SYNC_DRIVER
 from schedgate.kube.api import read_json
 from schedgate.kube.poll import PollTimeout, poll_until
 from schedgate.runtime.toolchain import ensure_tool

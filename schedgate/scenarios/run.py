@@ -85,7 +85,7 @@ class Run:
     def objects(self) -> Objects:
         """Objects ``apply`` steps create (namespaced ones in the run's namespace), deleted at the end."""
         if self._objects is None:
-            self._objects = Objects(self.cluster.api, self.ns.name)
+            self._objects = Objects(self.cluster.api, self.ns.name, changed=self.cluster.changed)
         return self._objects
 
     def close(self) -> None:

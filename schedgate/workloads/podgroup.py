@@ -30,10 +30,11 @@ from schedgate.kube.objects import Objects, Ref
 from schedgate.kube.poll import PollTimeout, poll_until
 from schedgate.objects.builders import PodBuilder
 from schedgate.objects.claims import DeviceRequest, claim_template, template_name
+from schedgate.objects.groups import GROUP_API
 from schedgate.objects.pods import Namespace
 
-GROUP, VERSION = "scheduling.k8s.io", "v1beta1"
-API = f"{GROUP}/{VERSION}"
+API = GROUP_API
+GROUP, VERSION = API.split("/")
 FEATURE = "GenericWorkload"  # the gate that serves it (beta in 1.37, off by default)
 TOPOLOGY = "TopologyAwareWorkloadScheduling"  # the gate of a group's topology constraint (alpha in 1.37)
 CLAIMS = "DRAWorkloadResourceClaims"  # the gate of a group's own claims (beta in 1.37, off by default)
