@@ -27,6 +27,7 @@ from schedgate.cluster.sync import SYNC_NODE, SyncBarrier
 from schedgate.errors import ComponentError, SchedgateError
 from schedgate.objects.builders import PodBuilder
 from schedgate.objects.pods import Namespace, Pod
+from schedgate.objects.schedlog import log_flags
 from schedgate.runtime.health import summarize_failure
 from schedgate.runtime.scheduler import Scheduler, distinct
 from schedgate.spec.cluster import ClusterDefinition
@@ -234,6 +235,22 @@ class Cluster:
         """Run on another definition's nodes from now on (a control plane reused for a small cluster)."""
         self.nodes.redefine(definition)
         self.definition = definition
+        self._relog()
+
+    def _relog(self) -> None:
+        """Restart each scheduler whose log flags were chosen for a cluster on the other side of
+        :data:`~schedgate.objects.schedlog.SCORED_UP_TO` nodes: one started for a small cluster logged every
+        node's score per plugin on the 320-node fleet (872,094 lines, 180 MB half-way: a third of the file's time
+        on kind went to reading them), and one started for the fleet would log no scores for the next file."""
+        count = self.node_count()
+        for s in distinct(self.schedulers):
+            was = getattr(s, "nodes", None)
+            if not isinstance(was, int) or getattr(s, "fixed_flags", False) or log_flags(was) == log_flags(count):
+                continue
+            s.nodes = count  # type: ignore[attr-defined]
+            if not s.is_down():
+                s.stop()
+                s.start()
 
     # -- scheduler cache barrier --------------------------------------------
     def sync_schedulers(self, timeout: float = 15.0) -> float:

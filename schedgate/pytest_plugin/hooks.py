@@ -205,8 +205,11 @@ def _after_call(item: pytest.Item, rep: pytest.TestReport, state: ItemState) -> 
     timings = [t for ts in per_namespace.values() for t in ts]
     if timings:
         setattr(rep, TIMINGS, summary_row(timings))
-        claims_and_gangs = admission(per_namespace, read_logs((s.log_path for s in distinct(c.schedulers)),
-                                                              namespaces=per_namespace.keys()))
+        # the logs only where a pod had claims (their allocation time is the scheduler's): reading a log is
+        # copying it first on kind, and parsing it all where the test made many pods
+        logs = read_logs((s.log_path for s in distinct(c.schedulers)), namespaces=per_namespace.keys()) \
+            if any(t.has_claims for t in timings) else {}
+        claims_and_gangs = admission(per_namespace, logs)
         if claims_and_gangs:
             setattr(rep, ADMISSION, claims_and_gangs.row())
     when = item.config.getoption("artifacts_on")

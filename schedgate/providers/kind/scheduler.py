@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -302,6 +302,8 @@ class PodScheduler:
 class StaticScheduler(PodScheduler):
     """kind's own kube-scheduler (kubeadm's static pod, profile default-scheduler): observed, never started or
     stopped."""
+
+    fixed_flags: ClassVar[bool] = True  # kubeadm's: no schedgate log flags to change
 
     def launch(self) -> None:
         return None
