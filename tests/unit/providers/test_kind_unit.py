@@ -67,11 +67,14 @@ def test_kinds_control_plane_registers_no_node_and_its_scheduler_answers_on_the_
             {"name": "authorization-always-allow-paths", "value": "/healthz,/readyz,/livez,/metrics"}]
     etcd = {"op": "add", "path": "/etcd", "value": {"local": {"extraArgs": [
         {"name": "unsafe-no-fsync", "value": "true"}]}}}
-    assert yaml.safe_load(cluster["patch"]) == [{"op": "add", "path": "/scheduler/extraArgs", "value": args}, etcd]
+    workers = {"op": "add", "path": "/apiServer/extraArgs/-",
+               "value": {"name": "delete-collection-workers", "value": "4"}}
+    assert yaml.safe_load(cluster["patch"]) == [{"op": "add", "path": "/scheduler/extraArgs", "value": args}, etcd,
+                                                workers]
     gated = parse_definition({**yaml.safe_load((ROOT / "clusters" / "inference.yaml").read_text()),
                               "featureGates": {"GenericWorkload": True}})
     assert yaml.safe_load(control_plane_patches(gated)[1]["patch"]) == [
-        *({"op": "add", "path": "/scheduler/extraArgs/-", "value": a} for a in args), etcd]
+        *({"op": "add", "path": "/scheduler/extraArgs/-", "value": a} for a in args), etcd, workers]
 
 
 def test_kinds_api_server_writes_the_audit_log_by_the_policy_mounted_from_this_machine(tmp_path):
