@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -42,8 +43,15 @@ def test_my_gpu_pod_lands_on_a_network_node(cluster, ns):
 """
 
 
+# How every pip of these tests installs (the fixture venv's and a new repository's Makefile's): the wheel's
+# dependencies from a folder of their wheels, resolved from the package index once per run, and no bytecode
+# compiled ahead (Python compiles what it imports). Each install took 44 s of which 39 s CPU; from the folder,
+# without compiling, 10 s CPU (2026-12-07).
+PIP: dict[str, str] = {"PIP_NO_COMPILE": "0"}  # pip's "no-" switches read their variable inverted: 0 is --no-compile
+
+
 def run(*argv: str | Path, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")} | PIP
     return subprocess.run([str(a) for a in argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -59,7 +67,15 @@ def wheel(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
         if not list(dist.glob("schedgate-*.whl")):
             built = run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, ROOT, cwd=dist)
             assert built.returncode == 0, built.stderr[-2000:]
-    [found] = dist.glob("schedgate-*.whl")
+        [found] = dist.glob("schedgate-*.whl")
+        house = dist / "dependencies"
+        if not house.exists():
+            staged = dist / "dependencies.new"
+            shutil.rmtree(staged, ignore_errors=True)
+            deps = run(sys.executable, "-m", "pip", "wheel", "-q", "-w", staged, found, cwd=dist)
+            assert deps.returncode == 0, deps.stderr[-2000:]
+            staged.rename(house)
+    PIP.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(house))
     return found
 
 
