@@ -4,6 +4,7 @@ budgets and their messages, the scenario-file grammar and the artifacts (the mea
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 from pathlib import Path
@@ -184,6 +185,20 @@ def test_a_point_budget_on_the_median_sees_what_a_noisy_tail_hides():
     assert broken(f, Budget(extension_points={"Filter": {"p99": 3.0}})) == []
     problems = broken(f, Budget(extension_points={"Filter": {"p50": 3.0}}))
     assert len(problems) == 1 and problems[0].startswith("Filter p50 ")
+
+
+def test_a_point_is_judged_by_its_median_turn_so_one_stalled_turn_breaks_no_budget_and_a_slow_build_does():
+    fast = {"0.001": 99, "0.002": 100, "+Inf": 100}                    # p99 ~2 ms
+    stalled = {"0.001": 90, "0.002": 90, "0.256": 100, "+Inf": 100}   # one turn: p99 ~230 ms
+    budget = Budget(extension_points={"Filter": {"p99": 3.0}})
+    c = comparison(fast, fast)
+    c.turns[0] = dataclasses.replace(c.turns[0], metrics=parse_metrics(point("Filter", stalled, plugin="NetworkSlots")))
+    f = figures(c)
+    assert quantile(f.under_test.metrics, EXTENSION_POINTS, 0.99, extension_point="Filter").seconds > 0.2  # added up
+    assert f.point_ratio("Filter") == 1.0
+    assert broken(f, budget) == []
+    c.turns[3] = dataclasses.replace(c.turns[3], metrics=c.turns[0].metrics)  # both turns of the side under test
+    assert broken(figures(c), budget)[0].startswith("Filter p99 ")
 
 
 def test_a_cpu_budget_compares_cpu_seconds_per_backlog_pod_from_ready_to_the_backlog_bound():
