@@ -59,6 +59,9 @@ class Started:
     stop: Callable[[], None]
     run_dir: Path
     reaped: list[str]
+    # Where the provider can: give the running control plane another definition's feature gates, API versions
+    # and node agent (the nodes are then replaced as for any definition: ``Cluster.redefine``).
+    reconfigure: Callable[[ClusterDefinition], None] | None = None
 
 
 class Provider(Protocol):

@@ -49,7 +49,8 @@ class ExtraClusters:
 
     base: ClusterRequest
     started: dict[str, Started] = field(default_factory=dict)
-    serving: dict[str, SchedulerConfig] = field(default_factory=dict)  # the scheduler under test of each
+    # The scheduler under test of each (None: none yet, on a plane just given another gate set).
+    serving: dict[str, SchedulerConfig | None] = field(default_factory=dict)
 
     def get(self, scenario: Scenario) -> Cluster:
         config = scenario.scheduler or self.base.scheduler_config
@@ -70,6 +71,8 @@ class ExtraClusters:
         if Ability.MAKES_CLUSTERS not in provider(self.base.provider).abilities:
             pytest.skip(f"schedgate: the {self.base.provider} provider runs in one cluster as it is; "
                         f"{scenario.source} needs another cluster definition or scheduler profile")
+        if self._reconfigured(scenario, by_plane):
+            return by_plane
         self.close()  # at most one extra cluster at a time
         req = replace(self.base, definition=scenario.definition, scheduler_config=config, keep=False)
         failed = ""
@@ -82,6 +85,38 @@ class ExtraClusters:
         stored = by_plane if started.cluster.can(Ability.ADDS_NODES) else key
         self.started[stored], self.serving[stored] = started, config
         return stored
+
+    def reconfigurable_for(self, scenario: Scenario) -> bool:
+        """Whether the one running extra cluster can be given ``scenario``'s gate set in place of a new one: its
+        provider reconfigures a running control plane, and neither its nodes nor the file's are kubelets."""
+        if len(self.started) != 1 or kubelet_nodes(scenario.definition):
+            return False
+        s = next(iter(self.started.values()))
+        return s.reconfigure is not None and s.cluster.can(Ability.ADDS_NODES)
+
+    def _reconfigured(self, scenario: Scenario, by_plane: str) -> bool:
+        """The running extra cluster given the file's gates, API versions and node agent, and its nodes, where it
+        can be (:meth:`reconfigurable_for`): a control plane's restart instead of a new cluster. Its scheduler
+        under test is stopped (it runs with the old gates); :meth:`_serve` starts the file's."""
+        if not self.reconfigurable_for(scenario):
+            return False
+        old, s = next(iter(self.started.items()))
+        assert s.reconfigure is not None
+        was = self.serving.pop(old, None)
+        del self.started[old]
+        failed = ""
+        try:
+            stop_serving(s.cluster, was.profile_names if was is not None else [])
+            s.reconfigure(scenario.definition)
+            s.cluster.redefine(scenario.definition)
+        except SchedgateError as e:
+            failed = str(e)
+        if failed:
+            s.stop()
+            pytest.fail(f"schedgate: cluster for {scenario.source}: the running one given its gates: {failed}",
+                        pytrace=False)
+        self.started[by_plane], self.serving[by_plane] = s, None
+        return True
 
     def _serve(self, key: str, config: SchedulerConfig) -> None:
         was = self.serving.pop(key)  # a failed start leaves no configuration this plane is said to serve
@@ -123,6 +158,8 @@ def release_unneeded(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     following = getattr(nextitem, "scenario", None)
     after = cluster_group(following, req) if isinstance(following, Scenario) else None
     if mine is not None and (after is None or after[0] != mine[0]):
+        if isinstance(following, Scenario) and after is not None and extra.reconfigurable_for(following):
+            return  # kept for the next gate set
         extra.close()
 
 
@@ -132,15 +169,19 @@ def serve(c: Cluster, was: SchedulerConfig | None, config: SchedulerConfig, base
     start). Returns what went wrong, in one line, or ``""``."""
     if was is not None and was.doc == config.doc:
         return ""
-    profiles = was.profile_names if was is not None else config.profile_names
-    for proc in distinct({p: c.schedulers[p] for p in profiles if p in c.schedulers}):
-        c.stop_scheduler(proc)
+    stop_serving(c, was.profile_names if was is not None else config.profile_names)
     try:
         c.start_scheduler(config)
         first_sync(c, replace(base, scheduler_config=config), SWAP_SYNC_TIMEOUT)
     except SchedgateError as e:
         return str(e)
     return ""
+
+
+def stop_serving(c: Cluster, profiles: list[str]) -> None:
+    """Stop every scheduler serving one of ``profiles``."""
+    for proc in distinct({p: c.schedulers[p] for p in profiles if p in c.schedulers}):
+        c.stop_scheduler(proc)
 
 
 def swaps(req: ClusterRequest) -> bool:

@@ -138,9 +138,16 @@ class _Cluster:
 class _Started:
     cluster: _Cluster
     stopped: int = 0
+    reconfigure: Any = None  # kind's: the running control plane given another gate set
+
 
     def stop(self) -> None:
         self.stopped += 1
+
+
+def _reconfigures(s: _Started) -> _Started:
+    s.reconfigure = lambda d: s.cluster.calls.append(f"gates {d.gates.feature_gates}")
+    return s
 
 
 def test_a_file_of_another_configuration_replaces_the_scheduler_under_test_not_the_plane(monkeypatch):
@@ -165,6 +172,33 @@ def test_a_file_of_another_configuration_replaces_the_scheduler_under_test_not_t
     assert extra.get(load_scenario(ROOT / "e2e/scenarios/spread-racks-soft.scenario.yaml")) is first
     assert first.calls == ["nodes of racks"], "the same configuration: nothing restarted"
     extra.get(load_scenario(ROOT / GATED))  # another gate set: a plane of its own, the last one stopped first
+    assert len(started) == 2 and started[0].stopped == 1
+
+
+def test_on_kind_the_next_gate_set_reconfigures_the_running_plane_unless_a_file_needs_kubelets(monkeypatch):
+    started: list[_Started] = []
+
+    def start(req: ClusterRequest) -> _Started:
+        s = _reconfigures(_Started(_Cluster()))
+        s.cluster.start_scheduler(req.scheduler_config)
+        started.append(s)
+        return s
+
+    monkeypatch.setattr("schedgate.pytest_plugin.planes.start_cluster", start)
+    extra = ExtraClusters(request("kind"))
+    gated = load_scenario(ROOT / GATED)
+    rack = load_scenario(ROOT / "e2e/scenarios/native-podgroup-one-rack.scenario.yaml")
+    first = extra.get(gated)
+    first.calls.clear()
+    assert extra.reconfigurable_for(rack)
+    assert extra.get(rack) is first and len(started) == 1 and started[0].stopped == 0
+    lease = gated.scheduler.lease_name if gated.scheduler else extra.base.scheduler_config.lease_name
+    config = rack.scheduler or extra.base.scheduler_config
+    assert first.calls == [f"stop proc {lease}", f"gates {rack.definition.gates.feature_gates}",
+                           f"nodes of {rack.definition.name}", f"start {config.profile_names}", "sync"]
+    kubelets = replace(rack, definition=load_definition(ROOT / "clusters/dra-kubelets.yaml"))
+    assert not extra.reconfigurable_for(kubelets)  # a kubelet keeps the gates it started with: a new cluster
+    extra.get(kubelets)
     assert len(started) == 2 and started[0].stopped == 1
 
 

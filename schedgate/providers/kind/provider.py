@@ -57,6 +57,7 @@ from schedgate.providers.kind.context import KindContext
 from schedgate.providers.kind.dra import DriverSlices, deploy_driver
 from schedgate.providers.kind.host import Host
 from schedgate.providers.kind.kwok import grace_patches, remove_daemonsets, scale_down_addons, start_kwok
+from schedgate.providers.kind.replane import reconfigure
 from schedgate.providers.kind.scheduler import StaticScheduler
 from schedgate.runtime.interrupts import interrupts_deferred
 from schedgate.runtime.kwok import ensure_kwok
@@ -133,8 +134,9 @@ def _create(req: ClusterRequest, reaped: list[str]) -> Started:
         ("run info", lambda c: write_info(made(c.dir, "the run folder").path, c.req, made(c.cluster, "the cluster"))),
     ], c, rollback, c.timings)
     log.info("kind: cluster %s ready", c.name)
+    reconfigurable = not (c.kubelets or c.req.reuse or c.req.keep)  # a kubelet keeps the gates it started with
     return Started(cluster=made(c.cluster, "the cluster"), stop=lambda: stop(c), run_dir=made(c.dir, "").path,
-                   reaped=reaped)
+                   reaped=reaped, reconfigure=(lambda d: reconfigure(c, d)) if reconfigurable else None)
 
 
 # -- steps -------------------------------------------------------------------
