@@ -27,7 +27,8 @@ from schedgate.kube.poll import poll_until
 from schedgate.providers.kind.config import KUBEADM
 from schedgate.runtime.health import free_port, probe, wait_ready
 from schedgate.runtime.procs import Proc, RunDir
-from schedgate.spec.agent import NodeAgent
+from schedgate.spec.agent import NodeAgent, kubelet_nodes
+from schedgate.spec.cluster import ClusterDefinition
 from schedgate.spec.shipped import shipped
 
 STAGES = "go/kwok/stages.yaml"  # what kwok does to nodes and pods (the local provider's agent's)
@@ -85,4 +86,22 @@ def grace_patches(agent: NodeAgent | None) -> list[dict[str, Any]]:
     ops = [{"op": "add", "path": "/controllerManager/extraArgs/-", "value": {"name": flag[2:].split("=")[0],
                                                                             "value": flag.split("=", 1)[1]}}
            for flag in (agent or QUIET).controller_flags()]
+    return [{**KUBEADM, "kind": "ClusterConfiguration", "patch": yaml.safe_dump(ops)}]
+
+
+# kubeadm's controllers, less two that only write to kwok nodes: node IPAM gives each node a pod CIDR (a /24 of
+# kind's /16: from the 257th node on it fails, an event per node and retries; a performance file's 1,000 nodes
+# left 753 CIDRNotAvailable events, 1,654 counted) and the TTL controller annotates every node again each time
+# the cluster's size crosses a step (985 of them patched). kwok nodes run no network and cache nothing; the
+# local provider runs neither controller. A cluster of kubelet workers keeps them.
+KWOK_CONTROLLERS = "*,bootstrapsigner,tokencleaner,-node-ipam-controller,-ttl-controller"
+
+
+def controller_patches(definition: ClusterDefinition) -> list[dict[str, Any]]:
+    """The controller manager's controllers for a cluster of kwok nodes (a JSON patch of kind's kubeadm config);
+    none for one of kubelet workers."""
+    if kubelet_nodes(definition):
+        return []
+    ops = [{"op": "add", "path": "/controllerManager/extraArgs/-",
+            "value": {"name": "controllers", "value": KWOK_CONTROLLERS}}]
     return [{**KUBEADM, "kind": "ClusterConfiguration", "patch": yaml.safe_dump(ops)}]

@@ -56,7 +56,13 @@ from schedgate.providers.kind.config import (
 from schedgate.providers.kind.context import KindContext
 from schedgate.providers.kind.dra import DriverSlices, deploy_driver
 from schedgate.providers.kind.host import Host
-from schedgate.providers.kind.kwok import grace_patches, remove_daemonsets, scale_down_addons, start_kwok
+from schedgate.providers.kind.kwok import (
+    controller_patches,
+    grace_patches,
+    remove_daemonsets,
+    scale_down_addons,
+    start_kwok,
+)
 from schedgate.providers.kind.replane import reconfigure
 from schedgate.providers.kind.scheduler import StaticScheduler
 from schedgate.runtime.interrupts import interrupts_deferred
@@ -193,7 +199,8 @@ def create_cluster(c: KindContext) -> None:
     if not policy.exists() or policy.read_text() != policy_text():
         policy.write_text(policy_text())
     cfg = kind_config(d, name, made(c.image, "the node image"), cgroup_v1=host_cgroup_v1(),
-                      kubeadm_json_patches=control_plane_patches(d) + grace_patches(d.agent) + audit_patches(),
+                      kubeadm_json_patches=control_plane_patches(d) + grace_patches(d.agent) + audit_patches()
+                      + controller_patches(d),
                       audit_policy=policy)
     path = made(c.dir, "the run folder").path / "kind-config.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))

@@ -26,7 +26,7 @@ from schedgate.providers.kind.config import (
     too_large,
 )
 from schedgate.providers.kind.dra import driver_objects
-from schedgate.providers.kind.kwok import grace_patches
+from schedgate.providers.kind.kwok import KWOK_CONTROLLERS, controller_patches, grace_patches
 from schedgate.spec.agent import NodeAgent
 from schedgate.spec.cluster import load_definition, parse_definition
 from schedgate.spec.quantity import parse_quantity, scaled
@@ -53,6 +53,18 @@ def test_kwok_nodes_are_no_containers_the_control_plane_is_the_one():
     assert yaml.safe_load(quiet["patch"]) == [
         {"op": "add", "path": "/controllerManager/extraArgs/-", "value": {"name": f, "value": v}}
         for f, v in (("node-monitor-grace-period", "3600s"), ("node-monitor-period", "5s"))]
+
+
+def test_a_cluster_of_kwok_nodes_runs_no_node_ipam_and_no_ttl_controller_one_of_kubelets_runs_kubeadms_set():
+    """On kwok nodes node IPAM ran out of pod CIDRs at the 257th node (an event per node after that, and retries)
+    and the TTL controller annotated every node again at each step of the cluster's size: writes the local
+    provider, which runs neither, does not make."""
+    [patch] = controller_patches(INFERENCE)
+    assert yaml.safe_load(patch["patch"]) == [{"op": "add", "path": "/controllerManager/extraArgs/-",
+                                              "value": {"name": "controllers", "value": KWOK_CONTROLLERS}}]
+    assert KWOK_CONTROLLERS.split(",") == ["*", "bootstrapsigner", "tokencleaner", "-node-ipam-controller",
+                                           "-ttl-controller"]
+    assert controller_patches(KUBELETS) == []
 
 
 def test_kinds_control_plane_registers_no_node_and_its_scheduler_answers_on_the_nodes_address():
