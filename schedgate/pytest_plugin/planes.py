@@ -107,6 +107,8 @@ class ExtraClusters:
         failed = ""
         try:
             stop_serving(s.cluster, was.profile_names if was is not None else [])
+            # A heartbeat the last file stopped given back while its agent runs: a new agent's Leases start afresh.
+            s.cluster.nodes.reset()
             s.reconfigure(scenario.definition)
             s.cluster.redefine(scenario.definition)
         except SchedgateError as e:

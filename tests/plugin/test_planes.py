@@ -96,6 +96,15 @@ class _Item:
 
 
 @dataclass
+class _Nodes:
+    calls: list[str]
+
+    def reset(self) -> bool:
+        self.calls.append("nodes put back")
+        return False
+
+
+@dataclass
 class _Cluster:
     """What ExtraClusters asks of a cluster: its schedulers by profile, start, stop, nodes replaced."""
 
@@ -103,6 +112,9 @@ class _Cluster:
     calls: list[str] = field(default_factory=list)
     definition: Any = None
     refuses: str = ""  # a lease name whose scheduler does not start
+
+    def __post_init__(self) -> None:
+        self.nodes = _Nodes(self.calls)
 
     def can(self, ability: Any) -> bool:
         return True
@@ -194,7 +206,8 @@ def test_on_kind_the_next_gate_set_reconfigures_the_running_plane_unless_a_file_
     assert extra.get(rack) is first and len(started) == 1 and started[0].stopped == 0
     lease = gated.scheduler.lease_name if gated.scheduler else extra.base.scheduler_config.lease_name
     config = rack.scheduler or extra.base.scheduler_config
-    assert first.calls == [f"stop proc {lease}", f"gates {rack.definition.gates.feature_gates}",
+    # The nodes put back (a stopped heartbeat given back) while the old agent runs, before the gates change.
+    assert first.calls == [f"stop proc {lease}", "nodes put back", f"gates {rack.definition.gates.feature_gates}",
                            f"nodes of {rack.definition.name}", f"start {config.profile_names}", "sync"]
     kubelets = replace(rack, definition=load_definition(ROOT / "clusters/dra-kubelets.yaml"))
     assert not extra.reconfigurable_for(kubelets)  # a kubelet keeps the gates it started with: a new cluster
